@@ -1,0 +1,127 @@
+"""Typed configuration. YAML files in ``configs/`` load into these objects; unknown keys are an error."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal, Optional
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PredictorConfig(_Strict):
+    """How a Paddle Inference predictor is built (shared by every model stage)."""
+
+    device: Literal["cpu", "gpu"] = "cpu"
+    gpu_id: int = 0
+    gpu_memory_pool_mb: int = 1024
+    cpu_threads: int = Field(2, ge=1, description="cpu_math_library_num_threads per predictor")
+    mkldnn: bool = True
+    # oneDNN caches one primitive set per distinct input shape; bound it (RapidOCR-on-Paddle grew to 2.4 GB).
+    mkldnn_cache_capacity: int = Field(20, ge=0)
+    ir_optim: bool = True
+    tensorrt: bool = False
+    tensorrt_precision: Literal["fp32", "fp16"] = "fp16"
+    tensorrt_use_static: bool = True
+    tensorrt_cache_dir: Optional[Path] = None
+    profile: bool = False
+
+
+class InputConfig(_Strict):
+    pdf_dpi: int = Field(200, ge=36, le=600)
+    max_pages: int = Field(50, ge=1)
+    max_pixels_per_page: int = Field(60_000_000, ge=1)
+    max_file_bytes: int = Field(200 * 1024 * 1024, ge=1)
+
+
+class DetectionConfig(_Strict):
+    model: str = "ppocrv4_det"
+    model_dir: Optional[Path] = None
+    limit_side_len: int = Field(960, ge=64, description="long side of the network input is at most this")
+    max_upscale: float = Field(1.0, gt=0, description="never scale a page up by more than this")
+    thresh: float = Field(0.3, gt=0, lt=1)
+    box_thresh: float = Field(0.6, gt=0, lt=1)
+    unclip_ratio: float = Field(1.5, gt=0)
+    max_candidates: int = Field(1000, ge=1)
+    min_size: float = Field(3.0, ge=0)
+
+
+class RecognitionConfig(_Strict):
+    model: str = "ppocrv4_rec"
+    model_dir: Optional[Path] = None
+    dict_path: Optional[Path] = None
+    image_height: int = 48
+    width_buckets: tuple[int, ...] = (160, 320, 640, 1280)
+    batch_size: int = Field(16, ge=1)
+    decoder: Literal["greedy", "beam"] = "beam"
+    beam_width: int = Field(5, ge=1)
+    keep_top_k: int = Field(8, ge=1, description="per-frame classes kept for later constrained re-decoding")
+    use_cls: bool = False
+    cls_model: str = "ppocr_mobile_v2_cls"
+    cls_model_dir: Optional[Path] = None
+    cls_thresh: float = 0.9
+    drop_score: float = Field(0.5, ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _buckets_sorted(self) -> "RecognitionConfig":
+        if not self.width_buckets or list(self.width_buckets) != sorted(set(self.width_buckets)):
+            raise ValueError("width_buckets must be a non-empty strictly increasing list")
+        if any(w % 8 for w in self.width_buckets):
+            raise ValueError("width_buckets must be multiples of 8 (the CTC stride)")
+        return self
+
+
+class ReviewConfig(_Strict):
+    confidence_threshold: float = Field(0.85, ge=0, le=1)
+    required_fields: tuple[str, ...] = (
+        "policy_number",
+        "policyholder_name",
+        "insured_name",
+        "sum_insured",
+        "effective_date",
+    )
+
+
+class EngineConfig(_Strict):
+    mode: Literal["auto", "inline", "threads", "processes"] = "auto"
+    workers: int = Field(0, ge=0, description="0 = choose from the core count")
+    max_batch: int = Field(8, ge=1)
+    max_wait_ms: float = Field(8.0, ge=0)
+    queue_size: int = Field(16, ge=1)
+
+
+class DocpipeConfig(_Strict):
+    predictor: PredictorConfig = PredictorConfig()
+    input: InputConfig = InputConfig()
+    detection: DetectionConfig = DetectionConfig()
+    recognition: RecognitionConfig = RecognitionConfig()
+    review: ReviewConfig = ReviewConfig()
+    engine: EngineConfig = EngineConfig()
+
+
+class ConfigError(ValueError):
+    """A configuration file that cannot be used; the message names the file and the key."""
+
+
+def load_config(path: str | Path | None = None) -> DocpipeConfig:
+    """Load a YAML file into a :class:`DocpipeConfig`; ``None`` gives the defaults."""
+    if path is None:
+        return DocpipeConfig()
+    p = Path(path)
+    try:
+        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"cannot read config {p}: {exc}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config {p} is not valid YAML: {exc}") from exc
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"config {p} must be a mapping at the top level")
+    try:
+        return DocpipeConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(f"config {p}: {exc}") from exc
