@@ -77,10 +77,34 @@ class TextLine:
     score: float
     polygon: np.ndarray  # (4, 2) page pixels
     char_probs: tuple[float, ...] = ()
-    char_frames: tuple[int, ...] = ()
-    num_frames: int = 0
-    crop_width: int = 0  # width of the rectified crop before resizing (pixels)
+    # centre of each character as a fraction (0..1) along the reading direction of the polygon:
+    # top edge p0->p1 for horizontal lines, p0->p3 (top to bottom) for vertical ones
+    char_u: tuple[float, ...] = ()
+    vertical: bool = False
     frame_probs: Optional[FrameProbs] = field(default=None, repr=False)
+
+    def char_boxes(self) -> np.ndarray:
+        """Approximate per-character quadrilaterals (N, 4, 2) in page pixels, from ``char_u``."""
+        n = len(self.char_u)
+        if n == 0:
+            return np.zeros((0, 4, 2), np.float32)
+        p = np.asarray(self.polygon, np.float32)
+        u = np.asarray(self.char_u, np.float32)
+        # half-width of a character: half the spacing to neighbours, bounded
+        gaps = np.diff(u) if n > 1 else np.array([min(1.0, 1.0 / max(n, 1))], np.float32)
+        half = np.empty(n, np.float32)
+        half[:] = np.median(gaps) / 2 if n > 1 else 0.5
+        lo = np.clip(u - half, 0, 1)[:, None]
+        hi = np.clip(u + half, 0, 1)[:, None]
+        if self.vertical:
+            a0, a1, b0, b1 = p[0], p[3], p[1], p[2]  # left edge top->bottom, right edge top->bottom
+            tl, bl = a0 + lo * (a1 - a0), a0 + hi * (a1 - a0)
+            tr, br = b0 + lo * (b1 - b0), b0 + hi * (b1 - b0)
+        else:
+            a0, a1, b0, b1 = p[0], p[1], p[3], p[2]  # top edge left->right, bottom edge left->right
+            tl, tr = a0 + lo * (a1 - a0), a0 + hi * (a1 - a0)
+            bl, br = b0 + lo * (b1 - b0), b0 + hi * (b1 - b0)
+        return np.stack([tl, tr, br, bl], axis=1).astype(np.float32)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,186 @@
+"""One worker's document processor: holds every stage's predictors (built once) and turns a batch of
+sources into a batch of schema-v1 results. N sources in -> N results out, in order; a failure in one
+document becomes that document's error record and never touches the others.
+
+Dynamic batching lives here at the document level: the pages of all documents in a batch are detected
+together, and all their text crops are recognized together in width buckets."""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence, Union
+
+import numpy as np
+
+from pipeline.config import DocpipeConfig
+from pipeline.result import build_result, error_result, page_json
+from pipeline.sources import DecodeError, load_pages
+from stages.detection.detector import TextDetector
+from stages.recognition.crop import crop_quad
+from stages.recognition.recognizer import TextRecognizer
+from stages.types import Page, Recognized, StageError, TextBox, TextLine
+
+log = logging.getLogger(__name__)
+
+Source = Union[str, Path, bytes, np.ndarray]
+
+
+def source_name(source: Source, index: int) -> str:
+    if isinstance(source, (str, Path)):
+        return str(source)
+    if isinstance(source, bytes):
+        return f"<bytes #{index}>"
+    return f"<array #{index}>"
+
+
+@dataclass
+class _Doc:
+    name: str
+    pages: list[Page] = field(default_factory=list)
+    error: Optional[StageError] = None
+    boxes: list[list[TextBox]] = field(default_factory=list)
+    lines: list[list[TextLine]] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def _ms(t0: float) -> float:
+    return (time.perf_counter() - t0) * 1000.0
+
+
+FieldStage = Callable[[list[list[TextLine]], list[Page]], tuple[dict, list[str]]]
+
+
+class DocumentProcessor:
+    """Everything one worker needs. Not thread-safe; one per worker."""
+
+    def __init__(self, config: DocpipeConfig, field_keys: Sequence[str], field_stage: Optional[FieldStage] = None):
+        self.config = config
+        self.field_keys = tuple(field_keys)
+        self.detector = TextDetector(config.detection, config.predictor)
+        self.recognizer = TextRecognizer(config.recognition, config.predictor)
+        # (lines per page, pages) -> (fields, review reasons); None until extraction is configured
+        self.field_stage = field_stage
+
+    # -- stages ------------------------------------------------------------------------------------
+    def _decode(self, sources: Sequence[Source], names: Sequence[str]) -> list[_Doc]:
+        docs = []
+        for src, name in zip(sources, names):
+            t0 = time.perf_counter()
+            doc = _Doc(name=name)
+            try:
+                doc.pages = load_pages(src, self.config.input, name=name)
+            except DecodeError as exc:
+                doc.error = StageError("decode", exc.type, exc.message)
+            except Exception as exc:  # never let one input stop the batch
+                doc.error = StageError("decode", type(exc).__name__, f"{name}: {exc}")
+            doc.timings["decode"] = _ms(t0)
+            docs.append(doc)
+        return docs
+
+    def _detect(self, docs: list[_Doc]) -> None:
+        live = [(d, p) for d in docs if d.error is None for p in d.pages]
+        if not live:
+            return
+        t0 = time.perf_counter()
+        results = self.detector.detect_batch([p.image for _, p in live])
+        share = _ms(t0) / len(live)
+        for (doc, _), res in zip(live, results):
+            doc.timings["detect"] = doc.timings.get("detect", 0.0) + share
+            if isinstance(res, StageError):
+                doc.error = doc.error or res
+                doc.boxes.append([])
+            else:
+                doc.boxes.append(res)
+
+    def _recognize(self, docs: list[_Doc]) -> None:
+        t0 = time.perf_counter()
+        crops, owners = [], []
+        for doc in docs:
+            if doc.error is not None:
+                continue
+            doc.lines = [[] for _ in doc.pages]
+            for pi, (page, boxes) in enumerate(zip(doc.pages, doc.boxes)):
+                for box in boxes:
+                    crop = crop_quad(page.image, box.polygon)
+                    crops.append(crop.image)
+                    owners.append((doc, pi, box, crop.vertical))
+        if not crops:
+            return
+        results = self.recognizer.recognize_batch(crops)
+        total = _ms(t0)
+        counts: dict[int, int] = {}
+        drop = self.config.recognition.drop_score
+        for (doc, pi, box, vertical), res in zip(owners, results):
+            counts[id(doc)] = counts.get(id(doc), 0) + 1
+            if isinstance(res, StageError):
+                doc.error = doc.error or res
+                continue
+            if not res.text or res.score < drop:
+                continue
+            doc.lines[pi].append(_to_line(res, box, vertical))
+        for doc in docs:
+            if id(doc) in counts:
+                doc.timings["recognize"] = total * counts[id(doc)] / len(crops)
+
+    # -- entry point -------------------------------------------------------------------------------
+    def process_batch(self, sources: Sequence[Source], names: Optional[Sequence[str]] = None) -> list[dict[str, Any]]:
+        t_start = time.perf_counter()
+        names = list(names) if names is not None else [source_name(s, i) for i, s in enumerate(sources)]
+        docs = self._decode(sources, names)
+        for stage, step in (("detect", self._detect), ("recognize", self._recognize)):
+            try:
+                step(docs)
+            except Exception as exc:  # a stage bug: every live document of this batch gets the error
+                log.exception("stage %s failed", stage)
+                for d in docs:
+                    if d.error is None:
+                        d.error = StageError(stage, type(exc).__name__, str(exc))
+        total_ms = _ms(t_start)
+        return [self._finish(doc, total_ms / max(len(docs), 1)) for doc in docs]
+
+    def _finish(self, doc: _Doc, total_share: float) -> dict[str, Any]:
+        timings = dict(doc.timings)
+        if doc.error is not None:
+            timings["total"] = total_share
+            return error_result(doc.name, doc.error, self.field_keys, timings)
+        fields: dict = {k: None for k in self.field_keys}
+        reasons: list[str] = []
+        if self.field_stage is not None:
+            t0 = time.perf_counter()
+            try:
+                fields, reasons = self.field_stage(doc.lines, doc.pages)
+            except Exception as exc:
+                log.exception("extraction failed for %s", doc.name)
+                err = StageError("extract", type(exc).__name__, str(exc))
+                return error_result(doc.name, err, self.field_keys, timings)
+            timings["extract"] = _ms(t0)
+        else:
+            reasons = [f"missing:{k}" for k in self.config.review.required_fields]
+        timings["total"] = total_share + timings.get("extract", 0.0)
+        pages = [page_json(p, lines) for p, lines in zip(doc.pages, doc.lines)]
+        return build_result(doc.name, pages, fields, [], timings, review_reasons=reasons)
+
+
+def _to_line(res: Recognized, box: TextBox, vertical: bool) -> TextLine:
+    n = max(res.num_frames, 1)
+    char_u = tuple(min(1.0, (f + 0.5) / n) for f in res.char_frames)
+    return TextLine(
+        text=res.text, score=res.score, polygon=box.polygon, char_probs=res.char_probs,
+        char_u=char_u, vertical=vertical, frame_probs=res.frame_probs,
+    )
+
+
+def _field_keys() -> tuple[str, ...]:
+    from stages.extraction.fields import FIELDS
+
+    return tuple(FIELDS)
+
+
+FIELD_KEYS: tuple[str, ...] = _field_keys()
+
+
+def build_processor(config: DocpipeConfig) -> DocumentProcessor:
+    """A worker's processor with every stage the configuration asks for."""
+    return DocumentProcessor(config, FIELD_KEYS)

@@ -1,0 +1,93 @@
+"""Paddle Inference predictors: built once, input/output handles reused on every call."""
+from __future__ import annotations
+
+import logging
+from typing import Sequence
+
+import numpy as np
+
+from models.registry import ResolvedModel
+from pipeline.config import PredictorConfig
+
+log = logging.getLogger(__name__)
+
+
+class PredictorBuildError(RuntimeError):
+    pass
+
+
+def build_config(model: ResolvedModel, cfg: PredictorConfig):
+    from paddle import inference
+
+    pc = inference.Config(str(model.model_file), str(model.params_file))
+    if cfg.device == "gpu":
+        import paddle
+
+        if not paddle.is_compiled_with_cuda():
+            raise PredictorBuildError("predictor.device is 'gpu' but this Paddle build has no CUDA")
+        pc.enable_use_gpu(cfg.gpu_memory_pool_mb, cfg.gpu_id)
+        if cfg.tensorrt:
+            precision = (
+                inference.PrecisionType.Half if cfg.tensorrt_precision == "fp16" else inference.PrecisionType.Float32
+            )
+            pc.enable_tensorrt_engine(
+                workspace_size=1 << 30, max_batch_size=32, min_subgraph_size=3,
+                precision_mode=precision, use_static=cfg.tensorrt_use_static, use_calib_mode=False,
+            )
+            if cfg.tensorrt_cache_dir is not None:
+                pc.set_optim_cache_dir(str(cfg.tensorrt_cache_dir))
+    else:
+        pc.disable_gpu()
+        pc.set_cpu_math_library_num_threads(cfg.cpu_threads)
+        if cfg.mkldnn and model.mkldnn_ok:
+            pc.enable_mkldnn()
+            if cfg.mkldnn_cache_capacity:
+                pc.set_mkldnn_cache_capacity(cfg.mkldnn_cache_capacity)
+        else:
+            if cfg.mkldnn:
+                log.warning("%s does not run under oneDNN with this Paddle; using the plain CPU kernels", model.key)
+            pc.disable_mkldnn()
+    if model.format == "pir":
+        pass  # PIR programs: memory_optimize_pass is legacy-only (fails on PIR in 3.3.1)
+    else:
+        pc.enable_memory_optim()
+    pc.switch_ir_optim(cfg.ir_optim)
+    pc.disable_glog_info()
+    if cfg.profile:
+        pc.enable_profile()
+    return pc
+
+
+class PaddleRunner:
+    """One predictor with its handles. Not thread-safe: one runner per worker."""
+
+    def __init__(self, model: ResolvedModel, cfg: PredictorConfig):
+        from paddle import inference
+
+        self.model = model
+        try:
+            self._predictor = inference.create_predictor(build_config(model, cfg))
+        except Exception as exc:  # paddle raises various C++-wrapped errors
+            raise PredictorBuildError(f"cannot build predictor for {model.key} from {model.directory}: {exc}") from exc
+        self.input_names = list(self._predictor.get_input_names())
+        self.output_names = list(self._predictor.get_output_names())
+        self._inputs = [self._predictor.get_input_handle(n) for n in self.input_names]
+        self._outputs = [self._predictor.get_output_handle(n) for n in self.output_names]
+
+    def run(self, *arrays: np.ndarray) -> list[np.ndarray]:
+        if len(arrays) != len(self._inputs):
+            raise ValueError(f"{self.model.key}: expected {len(self._inputs)} inputs, got {len(arrays)}")
+        for handle, arr in zip(self._inputs, arrays):
+            handle.reshape(list(arr.shape))
+            handle.copy_from_cpu(np.ascontiguousarray(arr))
+        self._predictor.run()
+        return [h.copy_to_cpu() for h in self._outputs]
+
+    def run_one(self, array: np.ndarray) -> np.ndarray:
+        return self.run(array)[0]
+
+    def shrink_memory(self) -> None:
+        self._predictor.try_shrink_memory()
+
+    def output_shapes(self) -> Sequence[list[int]]:
+        return [h.shape() for h in self._outputs]

@@ -1,0 +1,32 @@
+"""Optional 0/180 degree text-line classifier (ppocr mobile v2 cls)."""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from models.registry import resolve_model
+from pipeline.config import PredictorConfig, RecognitionConfig
+from stages.predictor import PaddleRunner
+from stages.recognition.crop import resize_to_bucket
+
+_CLS_HEIGHT, _CLS_WIDTH = 48, 192
+
+
+class OrientationClassifier:
+    def __init__(self, cfg: RecognitionConfig, predictor_cfg: PredictorConfig):
+        self.cfg = cfg
+        self.runner = PaddleRunner(resolve_model(cfg.cls_model, "cls", cfg.cls_model_dir), predictor_cfg)
+
+    def upright(self, crops: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Rotate crops the classifier reads as upside down (probability above ``cls_thresh``)."""
+        out = list(crops)
+        bs = self.cfg.batch_size
+        for start in range(0, len(out), bs):
+            chunk = out[start : start + bs]
+            x = np.stack([resize_to_bucket(c, _CLS_HEIGHT, (_CLS_WIDTH,))[0] for c in chunk])
+            probs = self.runner.run_one(x)
+            for j, p in enumerate(probs):
+                if int(np.argmax(p)) == 1 and float(p[1]) >= self.cfg.cls_thresh:
+                    out[start + j] = np.ascontiguousarray(np.rot90(chunk[j], 2))
+        return out

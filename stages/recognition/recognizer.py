@@ -1,0 +1,94 @@
+"""CTC text recognition over crops batched in width buckets, with greedy or prefix-beam decoding."""
+from __future__ import annotations
+
+import logging
+from typing import Optional, Sequence
+
+import numpy as np
+
+from models.registry import resolve_model
+from pipeline.config import PredictorConfig, RecognitionConfig
+from stages.predictor import PaddleRunner
+from stages.recognition.crop import resize_to_bucket
+from stages.recognition.ctc import CharDict, CTCResult, greedy_decode, prefix_beam_search
+from stages.types import FrameProbs, Recognized, StageError
+
+log = logging.getLogger(__name__)
+
+CTC_STRIDE = 8  # PP-OCR rec models emit one frame per 8 input pixels
+
+
+def keep_columns(probs: np.ndarray, k: int, always: Optional[np.ndarray]) -> FrameProbs:
+    """Keep the blank, each frame's top-k classes and ``always`` (field alphabets) for re-decoding."""
+    k = min(k, probs.shape[1])
+    top = np.argpartition(-probs, k - 1, axis=1)[:, :k]
+    cols = np.unique(np.concatenate([[0], top.ravel()] + ([always] if always is not None else [])))
+    cols = cols.astype(np.int32)
+    return FrameProbs(columns=cols, probs=np.ascontiguousarray(probs[:, cols], dtype=np.float32))
+
+
+class TextRecognizer:
+    """Holds the rec predictor (and the optional 0/180 classifier). N crops in -> N results out."""
+
+    def __init__(self, cfg: RecognitionConfig, predictor_cfg: PredictorConfig):
+        self.cfg = cfg
+        self.model = resolve_model(cfg.model, "rec", cfg.model_dir, cfg.dict_path)
+        assert self.model.characters is not None
+        self.chars = CharDict.from_chars(self.model.characters, use_space_char=True)
+        self.runner = PaddleRunner(self.model, predictor_cfg)
+        self.always_keep: Optional[np.ndarray] = None
+        self.classifier = None
+        if cfg.use_cls:
+            from stages.recognition.orientation import OrientationClassifier
+
+            self.classifier = OrientationClassifier(cfg, predictor_cfg)
+
+    def set_always_keep(self, charset: str) -> None:
+        """Characters whose probabilities are always stored with a line (for constrained re-decoding)."""
+        self.always_keep = self.chars.encode_charset(charset) if charset else None
+
+    def decode(self, probs: np.ndarray, allowed: Optional[np.ndarray] = None) -> CTCResult:
+        if self.cfg.decoder == "greedy" and allowed is None:
+            return greedy_decode(probs)
+        return prefix_beam_search(probs, beam_width=self.cfg.beam_width, allowed=allowed, max_candidates=32)
+
+    def recognize_batch(self, crops: Sequence[np.ndarray]) -> list[Recognized | StageError]:
+        results: list[Recognized | StageError] = [StageError("recognize", "Internal", "not run")] * len(crops)
+        if self.classifier is not None:
+            crops = self.classifier.upright(crops)
+        by_bucket: dict[int, list[tuple[int, np.ndarray, int]]] = {}
+        for i, crop in enumerate(crops):
+            try:
+                x, used, bucket = resize_to_bucket(crop, self.cfg.image_height, self.cfg.width_buckets)
+                by_bucket.setdefault(bucket, []).append((i, x, used))
+            except Exception as exc:
+                results[i] = StageError("recognize", type(exc).__name__, str(exc))
+        bs = self.cfg.batch_size
+        for bucket, items in by_bucket.items():
+            for start in range(0, len(items), bs):
+                chunk = items[start : start + bs]
+                try:
+                    out = self.runner.run_one(np.stack([x for _, x, _ in chunk]))
+                except Exception as exc:
+                    for i, _, _ in chunk:
+                        results[i] = StageError("recognize", type(exc).__name__, str(exc))
+                    continue
+                for (i, _, used), probs in zip(chunk, out):
+                    try:
+                        results[i] = self._finish(probs, used)
+                    except Exception as exc:
+                        results[i] = StageError("recognize", type(exc).__name__, str(exc))
+        return results
+
+    def _finish(self, probs: np.ndarray, used_width: int) -> Recognized:
+        # frames past the image content (right padding) carry only blanks; drop them
+        n_frames = min(probs.shape[0], int(np.ceil(used_width / CTC_STRIDE)) + 1)
+        probs = probs[:n_frames]
+        res = self.decode(probs)
+        text = self.chars.decode(res.labels)
+        score = float(np.mean(res.char_probs)) if res.char_probs else 0.0
+        return Recognized(
+            text=text, score=score, char_probs=tuple(float(p) for p in res.char_probs),
+            char_frames=tuple(int(f) for f in res.char_frames), num_frames=n_frames,
+            frame_probs=keep_columns(probs, self.cfg.keep_top_k, self.always_keep),
+        )
