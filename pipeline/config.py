@@ -5,7 +5,9 @@ from pathlib import Path
 from typing import Literal, Optional
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from models.registry import check_model_key
 
 
 class _Strict(BaseModel):
@@ -48,6 +50,12 @@ class DetectionConfig(_Strict):
     max_candidates: int = Field(1000, ge=1)
     min_size: float = Field(3.0, ge=0)
 
+    @field_validator("model")
+    @classmethod
+    def _known_model(cls, v: str) -> str:
+        check_model_key(v, "det")
+        return v
+
 
 class RecognitionConfig(_Strict):
     model: str = "ppocrv4_rec"
@@ -64,6 +72,18 @@ class RecognitionConfig(_Strict):
     cls_model_dir: Optional[Path] = None
     cls_thresh: float = 0.9
     drop_score: float = Field(0.5, ge=0, le=1)
+
+    @field_validator("model")
+    @classmethod
+    def _known_rec(cls, v: str) -> str:
+        check_model_key(v, "rec")
+        return v
+
+    @field_validator("cls_model")
+    @classmethod
+    def _known_cls(cls, v: str) -> str:
+        check_model_key(v, "cls")
+        return v
 
     @model_validator(mode="after")
     def _buckets_sorted(self) -> "RecognitionConfig":
@@ -93,6 +113,30 @@ class EngineConfig(_Strict):
     queue_size: int = Field(16, ge=1)
 
 
+class BatchConfig(_Strict):
+    """``docpipe batch``: how often progress is reported when stderr is not a terminal."""
+
+    progress_interval_s: float = Field(10.0, gt=0, description="seconds between plain progress lines")
+
+
+class WatchConfig(_Strict):
+    """``docpipe watch``: when a dropped file counts as complete, and how often to look and report."""
+
+    stable_interval_s: float = Field(
+        2.0, ge=0, description="a file is taken once its size and mtime have not changed for this long"
+    )
+    rescan_interval_s: float = Field(
+        10.0, gt=0, description="full rescan of the inbox (safety net for missed filesystem events)"
+    )
+    poll_interval_s: float = Field(1.0, gt=0, description="PollingObserver period (--poll)")
+    status_interval_s: float = Field(60.0, gt=0, description="seconds between status lines")
+    max_batch: int = Field(16, ge=1, description="files handed to the engine per call")
+    ignore_patterns: tuple[str, ...] = Field(
+        ("*.part", "*.tmp", "*.crdownload", "*.partial", "*.swp", "~$*", "~*.tmp"),
+        description="glob patterns of names never taken (dotfiles are always ignored)",
+    )
+
+
 class DocpipeConfig(_Strict):
     predictor: PredictorConfig = PredictorConfig()
     input: InputConfig = InputConfig()
@@ -100,6 +144,8 @@ class DocpipeConfig(_Strict):
     recognition: RecognitionConfig = RecognitionConfig()
     review: ReviewConfig = ReviewConfig()
     engine: EngineConfig = EngineConfig()
+    batch: BatchConfig = BatchConfig()
+    watch: WatchConfig = WatchConfig()
 
 
 class ConfigError(ValueError):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import warnings
 from typing import Sequence
 
 import numpy as np
@@ -16,8 +17,16 @@ class PredictorBuildError(RuntimeError):
     pass
 
 
+def _paddle_inference():
+    with warnings.catch_warnings():
+        # paddle warns about a missing ccache (only relevant to compiling custom ops) on import
+        warnings.filterwarnings("ignore", message=".*ccache.*")
+        from paddle import inference
+    return inference
+
+
 def build_config(model: ResolvedModel, cfg: PredictorConfig):
-    from paddle import inference
+    inference = _paddle_inference()
 
     pc = inference.Config(str(model.model_file), str(model.params_file))
     if cfg.device == "gpu":
@@ -62,7 +71,7 @@ class PaddleRunner:
     """One predictor with its handles. Not thread-safe: one runner per worker."""
 
     def __init__(self, model: ResolvedModel, cfg: PredictorConfig):
-        from paddle import inference
+        inference = _paddle_inference()
 
         self.model = model
         try:
