@@ -62,11 +62,13 @@ class RecognitionConfig(_Strict):
     model_dir: Optional[Path] = None
     dict_path: Optional[Path] = None
     image_height: int = 48
-    width_buckets: tuple[int, ...] = (160, 320, 640, 1280)
+    width_buckets: tuple[int, ...] = (128, 192, 256, 320, 448, 576, 768, 960, 1280, 1600)
     batch_size: int = Field(16, ge=1)
     decoder: Literal["greedy", "beam"] = "beam"
     beam_width: int = Field(5, ge=1)
-    keep_top_k: int = Field(8, ge=1, description="per-frame classes kept for later constrained re-decoding")
+    # a line's softmax columns kept for constrained re-decoding: classes reaching keep_min_prob somewhere
+    keep_min_prob: float = Field(1e-3, gt=0, lt=1)
+    keep_max_columns: int = Field(64, ge=1)
     use_cls: bool = False
     cls_model: str = "ppocr_mobile_v2_cls"
     cls_model_dir: Optional[Path] = None

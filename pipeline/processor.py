@@ -45,6 +45,12 @@ class _Doc:
     timings: dict[str, float] = field(default_factory=dict)
 
 
+class _StageFailure(Exception):
+    def __init__(self, error: StageError):
+        super().__init__(error.message)
+        self.error = error
+
+
 def _ms(t0: float) -> float:
     return (time.perf_counter() - t0) * 1000.0
 
@@ -129,16 +135,31 @@ class DocumentProcessor:
         t_start = time.perf_counter()
         names = list(names) if names is not None else [source_name(s, i) for i, s in enumerate(sources)]
         docs = self._decode(sources, names)
+        try:
+            self._run_stages(docs)
+        except _StageFailure as failure:
+            if len(docs) == 1:
+                docs[0].error = docs[0].error or failure.error
+            else:
+                # a whole-batch failure: run each document alone so only the one that breaks the stage fails
+                log.warning("batch of %d failed in %s (%s); retrying one by one", len(docs), failure.error.stage,
+                            failure.error.message)
+                docs = self._decode(sources, names)
+                for doc in docs:
+                    try:
+                        self._run_stages([doc])
+                    except _StageFailure as single:
+                        doc.error = doc.error or single.error
+        total_ms = _ms(t_start)
+        return [self._finish(doc, total_ms / max(len(docs), 1)) for doc in docs]
+
+    def _run_stages(self, docs: list[_Doc]) -> None:
         for stage, step in (("detect", self._detect), ("recognize", self._recognize)):
             try:
                 step(docs)
-            except Exception as exc:  # a stage bug: every live document of this batch gets the error
-                log.exception("stage %s failed", stage)
-                for d in docs:
-                    if d.error is None:
-                        d.error = StageError(stage, type(exc).__name__, str(exc))
-        total_ms = _ms(t_start)
-        return [self._finish(doc, total_ms / max(len(docs), 1)) for doc in docs]
+            except Exception as exc:
+                log.exception("stage %s raised", stage)
+                raise _StageFailure(StageError(stage, type(exc).__name__, str(exc))) from exc
 
     def _finish(self, doc: _Doc, total_share: float) -> dict[str, Any]:
         timings = dict(doc.timings)

@@ -18,12 +18,15 @@ log = logging.getLogger(__name__)
 CTC_STRIDE = 8  # PP-OCR rec models emit one frame per 8 input pixels
 
 
-def keep_columns(probs: np.ndarray, k: int, always: Optional[np.ndarray]) -> FrameProbs:
-    """Keep the blank, each frame's top-k classes and ``always`` (field alphabets) for re-decoding."""
-    k = min(k, probs.shape[1])
-    top = np.argpartition(-probs, k - 1, axis=1)[:, :k]
-    cols = np.unique(np.concatenate([[0], top.ravel()] + ([always] if always is not None else [])))
-    cols = cols.astype(np.int32)
+def keep_columns(probs: np.ndarray, min_prob: float, max_columns: int, always: Optional[np.ndarray]) -> FrameProbs:
+    """Keep the blank, every class that reaches ``min_prob`` in some frame (at most ``max_columns``, the
+    strongest first) and ``always`` (field alphabets), for constrained re-decoding later."""
+    peak = probs.max(axis=0)
+    cand = np.flatnonzero(peak >= min_prob)
+    if cand.size > max_columns:
+        cand = cand[np.argsort(-peak[cand], kind="stable")[:max_columns]]
+    parts = [np.array([0]), cand] + ([always] if always is not None else [])
+    cols = np.unique(np.concatenate(parts)).astype(np.int32)
     return FrameProbs(columns=cols, probs=np.ascontiguousarray(probs[:, cols], dtype=np.float32))
 
 
@@ -90,5 +93,5 @@ class TextRecognizer:
         return Recognized(
             text=text, score=score, char_probs=tuple(float(p) for p in res.char_probs),
             char_frames=tuple(int(f) for f in res.char_frames), num_frames=n_frames,
-            frame_probs=keep_columns(probs, self.cfg.keep_top_k, self.always_keep),
+            frame_probs=keep_columns(probs, self.cfg.keep_min_prob, self.cfg.keep_max_columns, self.always_keep),
         )
