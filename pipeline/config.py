@@ -107,6 +107,13 @@ class ReviewConfig(_Strict):
     )
 
 
+class OutputConfig(_Strict):
+    # per-line character boxes [x0, y0, x1, y1] and probabilities (for audits and extractor training)
+    include_chars: bool = False
+    # a "diagnostics" section with what each extraction step decided (used by `docpipe eval`)
+    diagnostics: bool = False
+
+
 class EngineConfig(_Strict):
     mode: Literal["auto", "inline", "threads", "processes"] = "auto"
     workers: int = Field(0, ge=0, description="0 = choose from the core count")
@@ -145,6 +152,7 @@ class DocpipeConfig(_Strict):
     detection: DetectionConfig = DetectionConfig()
     recognition: RecognitionConfig = RecognitionConfig()
     review: ReviewConfig = ReviewConfig()
+    output: OutputConfig = OutputConfig()
     engine: EngineConfig = EngineConfig()
     batch: BatchConfig = BatchConfig()
     watch: WatchConfig = WatchConfig()

@@ -180,7 +180,8 @@ class DocumentProcessor:
         else:
             reasons = [f"missing:{k}" for k in self.config.review.required_fields]
         timings["total"] = total_share + timings.get("extract", 0.0)
-        pages = [page_json(p, lines) for p, lines in zip(doc.pages, doc.lines)]
+        inc = self.config.output.include_chars
+        pages = [page_json(p, lines, inc) for p, lines in zip(doc.pages, doc.lines)]
         return build_result(doc.name, pages, fields, [], timings, review_reasons=reasons)
 
 

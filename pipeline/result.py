@@ -14,16 +14,25 @@ def polygon_json(poly: np.ndarray) -> list[list[float]]:
     return [[round(float(x), 1), round(float(y), 1)] for x, y in np.asarray(poly).reshape(-1, 2)]
 
 
-def line_json(line: TextLine) -> dict[str, Any]:
-    return {"text": line.text, "score": round(float(line.score), 4), "polygon": polygon_json(line.polygon)}
+def line_json(line: TextLine, include_chars: bool = False) -> dict[str, Any]:
+    out: dict[str, Any] = {"text": line.text, "score": round(float(line.score), 4), "polygon": polygon_json(line.polygon)}
+    if include_chars:
+        quads = line.char_boxes()
+        out["char_boxes"] = [
+            [round(float(q[:, 0].min()), 1), round(float(q[:, 1].min()), 1),
+             round(float(q[:, 0].max()), 1), round(float(q[:, 1].max()), 1)]
+            for q in quads
+        ]
+        out["char_probs"] = [round(float(p), 4) for p in line.char_probs]
+    return out
 
 
-def page_json(page: Page, lines: Sequence[TextLine]) -> dict[str, Any]:
+def page_json(page: Page, lines: Sequence[TextLine], include_chars: bool = False) -> dict[str, Any]:
     return {
         "index": page.index,
         "width": page.width,
         "height": page.height,
-        "lines": [line_json(ln) for ln in lines],
+        "lines": [line_json(ln, include_chars) for ln in lines],
     }
 
 
