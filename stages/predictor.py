@@ -25,7 +25,7 @@ def _paddle_inference():
     return inference
 
 
-def build_config(model: ResolvedModel, cfg: PredictorConfig):
+def build_config(model: ResolvedModel, cfg: PredictorConfig, exec_stream: int | None = None):
     inference = _paddle_inference()
 
     pc = inference.Config(str(model.model_file), str(model.params_file))
@@ -35,6 +35,9 @@ def build_config(model: ResolvedModel, cfg: PredictorConfig):
         if not paddle.is_compiled_with_cuda():
             raise PredictorBuildError("predictor.device is 'gpu' but this Paddle build has no CUDA")
         pc.enable_use_gpu(cfg.gpu_memory_pool_mb, cfg.gpu_id)
+        if exec_stream is not None:
+            # CUDA builds only: run this predictor on the stage's own stream (pipeline.gpu.StageStream.ptr)
+            pc.set_exec_stream(exec_stream)
         if cfg.tensorrt:
             precision = (
                 inference.PrecisionType.Half if cfg.tensorrt_precision == "fp16" else inference.PrecisionType.Float32
@@ -70,12 +73,12 @@ def build_config(model: ResolvedModel, cfg: PredictorConfig):
 class PaddleRunner:
     """One predictor with its handles. Not thread-safe: one runner per worker."""
 
-    def __init__(self, model: ResolvedModel, cfg: PredictorConfig):
+    def __init__(self, model: ResolvedModel, cfg: PredictorConfig, exec_stream: int | None = None):
         inference = _paddle_inference()
 
         self.model = model
         try:
-            self._predictor = inference.create_predictor(build_config(model, cfg))
+            self._predictor = inference.create_predictor(build_config(model, cfg, exec_stream))
         except Exception as exc:  # paddle raises various C++-wrapped errors
             raise PredictorBuildError(f"cannot build predictor for {model.key} from {model.directory}: {exc}") from exc
         self.input_names = list(self._predictor.get_input_names())
