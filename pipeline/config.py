@@ -98,13 +98,25 @@ class RecognitionConfig(_Strict):
 
 class ReviewConfig(_Strict):
     confidence_threshold: float = Field(0.85, ge=0, le=1)
-    required_fields: tuple[str, ...] = (
-        "policy_number",
-        "policyholder_name",
-        "insured_name",
-        "sum_insured",
-        "effective_date",
-    )
+    # None: the fields marked required in stages/extraction/fields.py
+    required_fields: Optional[tuple[str, ...]] = None
+
+    @field_validator("required_fields")
+    @classmethod
+    def _known_fields(cls, v: Optional[tuple[str, ...]]) -> Optional[tuple[str, ...]]:
+        from stages.extraction.fields import FIELDS
+
+        unknown = [k for k in (v or ()) if k not in FIELDS]
+        if unknown:
+            raise ValueError(f"unknown field(s) {unknown}; known: {', '.join(FIELDS)}")
+        return v
+
+
+class ExtractionConfig(_Strict):
+    # hybrid: the ERNIE-Layout model's candidates first, the rules' where the model's value does not validate
+    method: Literal["hybrid", "model", "rules"] = "hybrid"
+    model_dir: Optional[Path] = None  # default: models/weights/extractor (trained by models/extractor/train.py)
+    redecode: bool = True  # constrained CTC re-decoding of invalid ID/phone/date/amount values
 
 
 class OutputConfig(_Strict):
@@ -151,6 +163,7 @@ class DocpipeConfig(_Strict):
     input: InputConfig = InputConfig()
     detection: DetectionConfig = DetectionConfig()
     recognition: RecognitionConfig = RecognitionConfig()
+    extraction: ExtractionConfig = ExtractionConfig()
     review: ReviewConfig = ReviewConfig()
     output: OutputConfig = OutputConfig()
     engine: EngineConfig = EngineConfig()

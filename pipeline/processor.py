@@ -55,7 +55,7 @@ def _ms(t0: float) -> float:
     return (time.perf_counter() - t0) * 1000.0
 
 
-FieldStage = Callable[[list[list[TextLine]], list[Page]], tuple[dict, list[str]]]
+FieldStage = Callable[[list[list[TextLine]], list[Page]], tuple[dict, list[str], dict]]
 
 
 class DocumentProcessor:
@@ -168,10 +168,11 @@ class DocumentProcessor:
             return error_result(doc.name, doc.error, self.field_keys, timings)
         fields: dict = {k: None for k in self.field_keys}
         reasons: list[str] = []
+        diagnostics: dict = {}
         if self.field_stage is not None:
             t0 = time.perf_counter()
             try:
-                fields, reasons = self.field_stage(doc.lines, doc.pages)
+                fields, reasons, diagnostics = self.field_stage(doc.lines, doc.pages)
             except Exception as exc:
                 log.exception("extraction failed for %s", doc.name)
                 err = StageError("extract", type(exc).__name__, str(exc))
@@ -182,7 +183,8 @@ class DocumentProcessor:
         timings["total"] = total_share + timings.get("extract", 0.0)
         inc = self.config.output.include_chars
         pages = [page_json(p, lines, inc) for p, lines in zip(doc.pages, doc.lines)]
-        return build_result(doc.name, pages, fields, [], timings, review_reasons=reasons)
+        extra = {"diagnostics": diagnostics} if self.config.output.diagnostics else None
+        return build_result(doc.name, pages, fields, [], timings, review_reasons=reasons, extra=extra)
 
 
 def _to_line(res: Recognized, box: TextBox, vertical: bool) -> TextLine:
@@ -204,5 +206,12 @@ FIELD_KEYS: tuple[str, ...] = _field_keys()
 
 
 def build_processor(config: DocpipeConfig) -> DocumentProcessor:
-    """A worker's processor with every stage the configuration asks for."""
-    return DocumentProcessor(config, FIELD_KEYS)
+    """A worker's processor with every stage the configuration asks for, predictors built once."""
+    from stages.extraction.fields import FIELDS
+    from stages.extraction.stage import ExtractionStage
+
+    processor = DocumentProcessor(config, FIELD_KEYS)
+    # field alphabets: their CTC probabilities are always kept with each line for constrained re-decoding
+    processor.recognizer.set_always_keep("".join(s.charset for s in FIELDS.values() if s.charset))
+    processor.field_stage = ExtractionStage(config, processor.recognizer.chars)
+    return processor

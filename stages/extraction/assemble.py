@@ -1,0 +1,176 @@
+"""From field candidates to the output's ``fields``: normalization, constrained CTC re-decoding,
+cross-field validation, confidence, polygon and the review decision (DESIGN.md §4-§5).
+
+Candidates come from the ERNIE-Layout extractor (``model``) and from the rules baseline (``rules``); both
+point at characters of the OCR lines, so every field keeps its polygon, its recognition probabilities
+and the line's stored CTC probabilities for re-decoding."""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+from datetime import date
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from pipeline.result import polygon_json
+from stages.extraction.fields import FIELDS
+from stages.postprocess.normalize import Normalized
+from stages.postprocess.validate import validate_fields
+from stages.recognition.ctc import CharDict, beam_search_topn
+from stages.types import TextLine
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A field value located on the page: characters as (page, line index, char index) in reading order."""
+
+    key: str
+    text: str
+    chars: tuple[tuple[int, int, int], ...]
+    prob: float
+    method: str  # "model" | "rules"
+
+
+@dataclass(frozen=True)
+class Decision:
+    candidate: Candidate
+    normalized: Normalized
+    redecoded_from: Optional[str] = None  # the value text before constrained re-decoding changed it
+
+
+def _frame_of(line: TextLine, ci: int, n_frames: int) -> int:
+    return int(min(n_frames - 1, max(0, round(line.char_u[ci] * n_frames - 0.5))))
+
+
+def redecode_candidates(line: TextLine, c0: int, c1: int, allowed: np.ndarray, chars: CharDict, n: int = 8) -> list[str]:
+    """Re-run CTC prefix beam search over the frames of characters ``c0..c1`` (inclusive) of ``line``,
+    emitting only classes in ``allowed``; returns up to ``n`` texts, most probable first."""
+    fp = line.frame_probs
+    if fp is None or len(line.char_u) != len(line.text) or not line.text:
+        return []
+    t = fp.probs.shape[0]
+    start = _frame_of(line, c0 - 1, t) + 1 if c0 > 0 else 0
+    end = _frame_of(line, c1 + 1, t) if c1 + 1 < len(line.text) else t
+    if end - start < 1:
+        return []
+    allowed_cols = np.flatnonzero(np.isin(fp.columns, allowed))
+    if allowed_cols.size == 0:
+        return []
+    sub = fp.probs[start:end]
+    found = beam_search_topn(sub, n=n, beam_width=max(8, n), allowed=allowed_cols, prune=1e-4)
+    return [chars.decode([int(fp.columns[j]) for j in r.labels]) for r in found]
+
+
+class FieldAssembler:
+    """Turns candidates into the schema's ``fields`` plus review reasons (and diagnostics)."""
+
+    def __init__(self, chars: CharDict, confidence_threshold: float, required: Sequence[str], redecode: bool = True):
+        self.chars = chars
+        self.threshold = confidence_threshold
+        self.required = tuple(required)
+        self.redecode = redecode
+        self._allowed = {k: chars.encode_charset(s.charset) for k, s in FIELDS.items() if s.charset}
+
+    # -- one field --------------------------------------------------------------------------------
+    def decide(self, cand: Candidate, lines: Sequence[Sequence[TextLine]], today: date) -> Decision:
+        spec = FIELDS[cand.key]
+        norm = spec.normalizer(cand.text, today)
+        if norm.valid or not self.redecode or cand.key not in self._allowed:
+            return Decision(cand, norm)
+        pages = {p for p, _, _ in cand.chars}
+        line_ids = {(p, li) for p, li, _ in cand.chars}
+        if len(pages) != 1 or len(line_ids) != 1:
+            return Decision(cand, norm)
+        (p, li), = line_ids
+        line = lines[p][li]
+        cis = [ci for _, _, ci in cand.chars]
+        for text in redecode_candidates(line, min(cis), max(cis), self._allowed[cand.key], self.chars):
+            alt = spec.normalizer(text, today)
+            if alt.valid:
+                if alt.value != norm.value:
+                    return Decision(replace(cand, text=text), alt, redecoded_from=cand.text)
+                break
+        return Decision(cand, norm)
+
+    # -- geometry and confidence --------------------------------------------------------------------
+    @staticmethod
+    def polygon(cand: Candidate, lines: Sequence[Sequence[TextLine]]) -> Optional[list[list[float]]]:
+        quads = []
+        for p, li, ci in cand.chars:
+            boxes = lines[p][li].char_boxes()
+            if ci < len(boxes):
+                quads.append(boxes[ci])
+        if not quads:
+            return None
+        first, last = quads[0], quads[-1]
+        same_line = len({(p, li) for p, li, _ in cand.chars}) == 1
+        if same_line:  # follows the line's skew: left edge of the first char, right edge of the last
+            return polygon_json(np.stack([first[0], last[1], last[2], first[3]]))
+        pts = np.concatenate(quads)
+        x0, y0 = pts.min(axis=0)
+        x1, y1 = pts.max(axis=0)
+        return polygon_json(np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]]))
+
+    @staticmethod
+    def recognition_prob(cand: Candidate, lines: Sequence[Sequence[TextLine]]) -> float:
+        probs = []
+        for p, li, ci in cand.chars:
+            cp = lines[p][li].char_probs
+            if ci < len(cp):
+                probs.append(cp[ci])
+        return float(np.mean(probs)) if probs else 0.0
+
+    def choose(self, cands: Sequence[Candidate], lines: Sequence[Sequence[TextLine]], today: date) -> Optional[Decision]:
+        """The first candidate (in preference order) whose value validates, after re-decoding; else the first."""
+        first = None
+        for c in cands:
+            d = self.decide(c, lines, today)
+            if d.normalized.valid:
+                return d
+            first = first or d
+        return first
+
+    # -- the document -------------------------------------------------------------------------------
+    def assemble(
+        self, candidates: dict[str, Sequence[Candidate]], lines: Sequence[Sequence[TextLine]], today: date
+    ) -> tuple[dict[str, Any], list[str], dict[str, Any]]:
+        decisions = {k: self.choose(cands, lines, today) for k, cands in candidates.items()}
+        values = {k: (d.normalized.value if d else None) for k, d in decisions.items()}
+        cross = validate_fields(values, today)
+        fields: dict[str, Any] = {}
+        reasons: list[str] = []
+        redecoded: dict[str, Any] = {}
+        for key in FIELDS:
+            d = decisions.get(key)
+            if d is None or d.normalized.value is None and not d.candidate.text:
+                fields[key] = None
+                if key in self.required:
+                    reasons.append(f"missing:{key}")
+                continue
+            issues = tuple(dict.fromkeys(d.normalized.issues + cross.get(key, ())))
+            conf = round(d.candidate.prob * self.recognition_prob(d.candidate, lines), 4)
+            page = d.candidate.chars[0][0] if d.candidate.chars else 0
+            fields[key] = {
+                "value": d.normalized.value,
+                "text": d.candidate.text,
+                "confidence": conf,
+                "page": page,
+                "polygon": self.polygon(d.candidate, lines),
+                "valid": d.normalized.value is not None and not issues,
+                "issues": list(issues),
+            }
+            if not fields[key]["valid"]:
+                reasons.append(f"invalid:{key}")
+            elif conf < self.threshold:
+                reasons.append(f"low_confidence:{key}")
+            if d.redecoded_from is not None:
+                before = FIELDS[key].normalizer(d.redecoded_from, today).value
+                redecoded[key] = {"before_text": d.redecoded_from, "before": before, "after": d.normalized.value}
+        diagnostics = {
+            "redecoded": redecoded,
+            "methods": {k: d.candidate.method for k, d in decisions.items() if d is not None},
+        }
+        return fields, reasons, diagnostics

@@ -1,0 +1,100 @@
+"""The extraction stage: OCR lines of a document -> field candidates (ERNIE-Layout model and/or rules)
+-> :class:`~stages.extraction.assemble.FieldAssembler` -> ``fields``, review reasons, diagnostics."""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import date
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from pipeline.config import DocpipeConfig
+from stages.extraction.assemble import Candidate, FieldAssembler
+from stages.extraction.fields import FIELDS
+from stages.extraction.rules import RuleMatch, extract_rules
+from stages.recognition.ctc import CharDict
+from stages.types import Page, TextLine
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class _RuleLine:
+    text: str
+    polygon: Any
+    page: int
+
+
+def locate(text: str, line_texts: Sequence[str]) -> Optional[list[tuple[int, int]]]:
+    """Where ``text`` sits in the concatenation of ``line_texts``, ignoring whitespace on both sides:
+    ``(line, char)`` positions of its non-space characters, or None."""
+    flat = [(li, ci, ch) for li, t in enumerate(line_texts) for ci, ch in enumerate(t) if not ch.isspace()]
+    hay = "".join(ch for _, _, ch in flat)
+    needle = "".join(text.split())
+    if not needle:
+        return None
+    at = hay.find(needle)
+    if at < 0:
+        return None
+    return [(li, ci) for li, ci, _ in flat[at : at + len(needle)]]
+
+
+def rule_candidate(m: RuleMatch, flat_lines: Sequence[tuple[int, int, TextLine]]) -> Candidate:
+    involved = [flat_lines[i] for i in m.line_indices]
+    pos = locate(m.text, [ln.text for _, _, ln in involved])
+    chars: tuple[tuple[int, int, int], ...] = ()
+    if pos:
+        chars = tuple((involved[k][0], involved[k][1], ci) for k, ci in pos)
+    return Candidate(m.key, m.text, chars, float(m.score), "rules")
+
+
+class ExtractionStage:
+    """Callable ``(lines per page, pages) -> (fields, review reasons, diagnostics)``; one per worker."""
+
+    def __init__(self, config: DocpipeConfig, chars: CharDict):
+        ec = config.extraction
+        self.method = ec.method
+        self.model = None
+        if ec.method in ("model", "hybrid"):
+            from stages.extraction.ernie import ErnieExtractor
+
+            self.model = ErnieExtractor(config.predictor, model_dir=ec.model_dir)
+        required = config.review.required_fields
+        if required is None:
+            required = tuple(k for k, s in FIELDS.items() if s.required)
+        self.assembler = FieldAssembler(chars, config.review.confidence_threshold, required, redecode=ec.redecode)
+
+    def model_candidates(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page]) -> dict[str, Candidate]:
+        from stages.extraction.ernie import Extraction, ExtractorLine, ExtractorPage
+
+        assert self.model is not None
+        inputs = [
+            ExtractorPage([ExtractorLine.from_text_line(ln) for ln in page_lines], float(p.width), float(p.height))
+            for page_lines, p in zip(lines, pages)
+        ]
+        best: dict[str, Candidate] = {}
+        for pi, ex in enumerate(self.model.extract_batch(inputs)):
+            if not isinstance(ex, Extraction):
+                raise RuntimeError(f"extractor failed on page {pi}: {ex.message}")
+            for key, span in ex.best().items():
+                cand = Candidate(key, span.text, tuple((pi, li, ci) for li, ci in span.chars), float(span.prob), "model")
+                if key not in best or cand.prob > best[key].prob:
+                    best[key] = cand
+        return best
+
+    def rules_candidates(self, lines: Sequence[Sequence[TextLine]], today: date) -> dict[str, Candidate]:
+        flat = [(pi, li, ln) for pi, page_lines in enumerate(lines) for li, ln in enumerate(page_lines)]
+        rule_lines = [_RuleLine(ln.text, np.asarray(ln.polygon), pi) for pi, _, ln in flat]
+        out = {}
+        for key, m in extract_rules(rule_lines, today).items():
+            if m is not None and key in FIELDS:
+                out[key] = rule_candidate(m, flat)
+        return out
+
+    def __call__(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page]) -> tuple[dict, list[str], dict]:
+        today = date.today()
+        model = self.model_candidates(lines, pages) if self.model is not None else {}
+        rules = self.rules_candidates(lines, today) if self.method in ("rules", "hybrid") else {}
+        cands = {k: [c for c in (model.get(k), rules.get(k)) if c is not None] for k in FIELDS}
+        return self.assembler.assemble(cands, lines, today)
