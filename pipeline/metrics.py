@@ -1,6 +1,7 @@
 """Accuracy measures (DESIGN.md §6): character error rate of OCR lines."""
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 from typing import Iterable, Sequence
@@ -11,9 +12,14 @@ from rapidfuzz.distance import Levenshtein
 from stages.detection.db_decode import sort_reading_order
 
 
+_LEADERS = re.compile(r"[.…·_\-—]{3,}")
+
+
 def canonical_text(text: str) -> str:
-    """NFKC, whitespace removed: what CER compares."""
-    return "".join(unicodedata.normalize("NFKC", text).split())
+    """NFKC, whitespace removed, dotted/underscore leaders (3+ in a row) removed: what CER compares.
+    Leaders are layout, not content; OCR engines (PP-OCR included) do not transcribe them."""
+    t = "".join(unicodedata.normalize("NFKC", text).split())
+    return _LEADERS.sub("", t)
 
 
 def page_text(lines: Sequence[tuple[str, np.ndarray]]) -> str:

@@ -179,7 +179,7 @@ class DocumentProcessor:
                 return error_result(doc.name, err, self.field_keys, timings)
             timings["extract"] = _ms(t0)
         else:
-            reasons = [f"missing:{k}" for k in self.config.review.required_fields]
+            reasons = ["no_extraction_stage"]
         timings["total"] = total_share + timings.get("extract", 0.0)
         inc = self.config.output.include_chars
         pages = [page_json(p, lines, inc) for p, lines in zip(doc.pages, doc.lines)]

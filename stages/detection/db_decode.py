@@ -138,11 +138,23 @@ def sort_reading_order(quads: Sequence[np.ndarray], line_overlap: float = 0.5) -
     ``line_overlap`` times the smaller of (its text height, the line's mean text height) of the line's
     mean centre. Text height is the mean length of a quad's left and right edges (corners clockwise from
     top left), so rotation does not inflate it.
+
+    A skewed scan is sorted in its own frame: the page's text angle is the median angle of the top edges
+    of the wide boxes, and box corners are rotated back by it before lines are formed, so the cells of
+    one table row stay one line at a few degrees of skew.
     """
     n = len(quads)
     if n == 0:
         return []
     q = np.asarray([np.asarray(x, dtype=np.float64).reshape(4, 2) for x in quads])
+    top = q[:, 1] - q[:, 0]
+    side = 0.5 * (np.linalg.norm(q[:, 3] - q[:, 0], axis=1) + np.linalg.norm(q[:, 2] - q[:, 1], axis=1))
+    wide = np.linalg.norm(top, axis=1) > 2.0 * np.maximum(side, 1e-6)
+    if wide.any():
+        angle = float(np.median(np.arctan2(top[wide, 1], top[wide, 0])))
+        if 1e-3 < abs(angle) < np.pi / 8:
+            c, s_ = np.cos(-angle), np.sin(-angle)
+            q = q @ np.array([[c, -s_], [s_, c]]).T
     cy = q[:, :, 1].mean(axis=1)
     left_x = q[:, :, 0].min(axis=1)
     heights = 0.5 * (np.linalg.norm(q[:, 3] - q[:, 0], axis=1) + np.linalg.norm(q[:, 2] - q[:, 1], axis=1))

@@ -226,3 +226,23 @@ def test_order_points_clockwise_min_area_rect_output():
         assert 0.5 * np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y) > 0
         top = got[1] - got[0]
         assert top[0] > 0 and abs(top[1]) <= top[0] + 1e-3
+
+
+def test_reading_order_on_a_skewed_table():
+    """3 degrees of skew: the right cell of a row sits lower than the next row's left cell would if
+    sorted by raw y, yet rows stay rows."""
+    import math
+
+    angle = math.radians(3.0)
+    rot = np.array([[math.cos(angle), -math.sin(angle)], [math.sin(angle), math.cos(angle)]])
+    quads, expected = [], []
+    for r in range(4):
+        for c in range(3):
+            x0, y0 = 40 + c * 420, 40 + r * 36
+            box = np.array([[x0, y0], [x0 + 380, y0], [x0 + 380, y0 + 24], [x0, y0 + 24]], np.float64)
+            quads.append((box @ rot.T).astype(np.float32))
+            expected.append(r * 3 + c)
+    perm = np.random.default_rng(3).permutation(len(quads))
+    shuffled = [quads[i] for i in perm]
+    order = sort_reading_order(shuffled)
+    assert [int(perm[i]) for i in order] == expected
