@@ -64,8 +64,10 @@ class DocumentProcessor:
     def __init__(self, config: DocpipeConfig, field_keys: Sequence[str], field_stage: Optional[FieldStage] = None):
         self.config = config
         self.field_keys = tuple(field_keys)
-        self.detector = TextDetector(config.detection, config.predictor)
-        self.recognizer = TextRecognizer(config.recognition, config.predictor)
+        self.streams = _stage_streams(config)  # held here: a stream lives as long as its predictor
+        ptr = {name: s.ptr for name, s in self.streams.items()}
+        self.detector = TextDetector(config.detection, config.predictor, ptr.get("detect"))
+        self.recognizer = TextRecognizer(config.recognition, config.predictor, ptr.get("recognize"))
         # (lines per page, pages) -> (fields, review reasons); None until extraction is configured
         self.field_stage = field_stage
 
@@ -185,6 +187,18 @@ class DocumentProcessor:
         pages = [page_json(p, lines, inc) for p, lines in zip(doc.pages, doc.lines)]
         extra = {"diagnostics": diagnostics} if self.config.output.diagnostics else None
         return build_result(doc.name, pages, fields, [], timings, review_reasons=reasons, extra=extra)
+
+
+def _stage_streams(config: DocpipeConfig) -> dict[str, Any]:
+    """On a CUDA build of Paddle with a device: one CUDA stream per model stage (their raw pointers go to
+    ``Config.set_exec_stream``); empty on CPU, where the stream APIs must not be touched."""
+    if config.predictor.device != "gpu":
+        return {}
+    from pipeline.gpu import StageStream, cuda_ready, paddle_cuda_ready
+
+    if not (paddle_cuda_ready() and cuda_ready()):
+        return {}
+    return {name: StageStream.create(name) for name in ("detect", "recognize", "extract")}
 
 
 def _to_line(res: Recognized, box: TextBox, vertical: bool) -> TextLine:

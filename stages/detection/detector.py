@@ -45,10 +45,10 @@ def boxes_from_map(
 class TextDetector:
     """Holds one predictor. ``detect_batch`` takes N pages and returns N results (boxes or an error)."""
 
-    def __init__(self, cfg: DetectionConfig, predictor_cfg: PredictorConfig):
+    def __init__(self, cfg: DetectionConfig, predictor_cfg: PredictorConfig, exec_stream: int | None = None):
         self.cfg = cfg
         self.model = resolve_model(cfg.model, "det", cfg.model_dir)
-        self.runner = PaddleRunner(self.model, predictor_cfg)
+        self.runner = PaddleRunner(self.model, predictor_cfg, exec_stream)
 
     def preprocess(self, image: np.ndarray) -> tuple[np.ndarray, ResizeTransform]:
         resized, transform = resize_for_detection(image, self.cfg.limit_side_len, self.cfg.max_upscale)

@@ -33,12 +33,12 @@ def keep_columns(probs: np.ndarray, min_prob: float, max_columns: int, always: O
 class TextRecognizer:
     """Holds the rec predictor (and the optional 0/180 classifier). N crops in -> N results out."""
 
-    def __init__(self, cfg: RecognitionConfig, predictor_cfg: PredictorConfig):
+    def __init__(self, cfg: RecognitionConfig, predictor_cfg: PredictorConfig, exec_stream: int | None = None):
         self.cfg = cfg
         self.model = resolve_model(cfg.model, "rec", cfg.model_dir, cfg.dict_path)
         assert self.model.characters is not None
         self.chars = CharDict.from_chars(self.model.characters, use_space_char=True)
-        self.runner = PaddleRunner(self.model, predictor_cfg)
+        self.runner = PaddleRunner(self.model, predictor_cfg, exec_stream)
         self.always_keep: Optional[np.ndarray] = None
         self.classifier = None
         if cfg.use_cls:
