@@ -7,8 +7,13 @@ Hidden files and directories (``.name``) are skipped. Output is ``OUT/<relative 
 engine's schema-v1 result with ``source`` set to the path relative to IN and ``input_sha256`` added;
 a re-run skips every input whose record exists with the same ``input_sha256``.
 
+SIGTERM stops handing new inputs to the processor; those already handed over are finished and recorded,
+the summary is printed and the exit status is 1 if inputs were left (a second SIGTERM ends the process at
+once). SIGINT (Ctrl-C) stops at once. Either way what was written stays valid: re-run to resume.
+
 Exit status: 0 every input ok or needs_review, 1 any failed (including failures recorded by an earlier
-run and skipped now), 2 usage error, 130 interrupted (what was written stays valid; re-run to resume).
+run and skipped now) or inputs left unprocessed (``--fail-fast``, SIGTERM, engine failure), 2 usage error,
+130 interrupted by SIGINT.
 """
 from __future__ import annotations
 
@@ -16,12 +21,14 @@ import argparse
 import json
 import logging
 import os
+import signal
 import sys
+import threading
 import time
 from collections import Counter, deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Optional, TextIO
+from typing import Any, Callable, Iterator, Optional, TextIO
 
 from pipeline.config import ConfigError, DocpipeConfig, load_config
 from pipeline.fsutil import (
@@ -35,9 +42,9 @@ from pipeline.fsutil import (
 )
 from pipeline.runner import (
     DEFAULT_PROCESSOR,
+    PROCESSORS,
     ProcessorFactory,
-    ProcessorLoadError,
-    load_factory,
+    build_engine,
     open_processor,
     outcome_of,
 )
@@ -253,8 +260,9 @@ class BatchSummary:
     processed: Counter
     skipped: Counter  # outcomes of inputs skipped because their record is up to date
     ignored: int
-    unprocessed: int  # inputs left when stopping early (fail-fast, interrupt, engine failure)
+    unprocessed: int  # inputs left when stopping early (fail-fast, interrupt, SIGTERM, engine failure)
     elapsed_s: float
+    stopped: bool = False  # ended early because ``stop`` was set (SIGTERM)
 
     @property
     def failed(self) -> int:
@@ -289,16 +297,22 @@ def run_batch(
     in_dir: Path,
     out: Path,
     config: DocpipeConfig,
-    processor: "str | ProcessorFactory" = DEFAULT_PROCESSOR,
+    processor: ProcessorFactory = build_engine,
     fail_fast: bool = False,
     retry_failed: bool = False,
     stream: Optional[TextIO] = None,
     tty: Optional[bool] = None,
+    stop: Optional[threading.Event] = None,
+    on_started: Optional[Callable[[], None]] = None,
 ) -> BatchSummary:
-    """Process ``in_dir`` into ``out`` (a directory, or a ``.jsonl`` file); see the module docstring."""
+    """Process ``in_dir`` into ``out`` (a directory, or a ``.jsonl`` file); see the module docstring.
+
+    Once ``stop`` is set (it may be set from a signal handler) no more inputs are handed to the processor;
+    those already handed over are finished and recorded. ``on_started`` runs once the processor is built
+    (the CLI re-installs its SIGTERM handler there: importing Paddle replaces it with one that aborts)."""
     t0 = time.monotonic()
     stream = stream or sys.stderr
-    factory = load_factory(processor)
+    stop = stop or threading.Event()
     jsonl = out.suffix.lower() == ".jsonl"
     sink: DirSink | JsonlSink = JsonlSink(out) if jsonl else DirSink(out)
     inputs, ignored = find_inputs(in_dir, exclude=out)
@@ -331,7 +345,11 @@ def run_batch(
     pending: deque[tuple[InputFile, Optional[str]]] = deque()
 
     def feed() -> Iterator[str]:
-        for item, digest in todo:
+        for n, (item, digest) in enumerate(todo):
+            if stop.is_set():
+                in_flight = f", finishing the {len(pending)} in flight" if pending else ""
+                progress.note(f"docpipe batch: stopping on request; {len(todo) - n} input(s) left{in_flight}")
+                return
             if digest is None:
                 try:
                     digest = sha256_file(item.path)
@@ -341,17 +359,19 @@ def run_batch(
             yield os.fspath(item.path)
 
     def summary() -> BatchSummary:
-        return BatchSummary(
-            len(inputs), processed, skipped, ignored, len(todo) - sum(processed.values()), time.monotonic() - t0
-        )
+        left = len(todo) - sum(processed.values())
+        stopped = stop.is_set() and left > 0
+        return BatchSummary(len(inputs), processed, skipped, ignored, left, time.monotonic() - t0, stopped)
 
     sink.prepare(stale)
-    if not todo:  # everything is up to date: do not start the engine at all
+    if not todo or stop.is_set():  # everything is up to date (or stopping): do not start the engine at all
         sink.close()
         progress.close()
         return summary()
     try:
-        with open_processor(factory, config) as proc:
+        with open_processor(processor, config) as proc:
+            if on_started is not None:
+                on_started()
             results = proc.extract_many(feed(), ordered=True)
             try:
                 for result in results:
@@ -401,7 +421,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--retry-failed", action="store_true", help="re-process inputs whose earlier record is a failure"
     )
-    parser.add_argument("--processor", default=DEFAULT_PROCESSOR, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--processor", choices=list(PROCESSORS), default=DEFAULT_PROCESSOR,
+        help="engine: OCR and field extraction (default); decode-only: only check that every input can be "
+        "decoded (no models; each record has the page sizes, null fields and the review reason decode_only)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -430,13 +454,23 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if args.workers is not None:
         config = config.model_copy(update={"engine": config.engine.model_copy(update={"workers": args.workers})})
+    stop = threading.Event()
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def on_sigterm(signum: int, frame: Any) -> None:
+        stop.set()  # only this: writing to stderr here could re-enter a write in progress
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends the process at once
+
+    def install() -> None:
+        if not stop.is_set():
+            signal.signal(signal.SIGTERM, on_sigterm)
+
+    install()
     try:
         summary = run_batch(
-            in_dir, out, config, args.processor, fail_fast=args.fail_fast, retry_failed=args.retry_failed
+            in_dir, out, config, PROCESSORS[args.processor], fail_fast=args.fail_fast,
+            retry_failed=args.retry_failed, stop=stop, on_started=install,
         )
-    except ProcessorLoadError as exc:
-        sys.stderr.write(f"docpipe batch: {exc}\n")
-        return EXIT_USAGE
     except BatchInterrupted as exc:
         sys.stderr.write(exc.summary.line() + " (interrupted; run again to resume)\n")
         return EXIT_INTERRUPTED
@@ -444,5 +478,9 @@ def run(args: argparse.Namespace) -> int:
         log.debug("batch failed", exc_info=True)
         sys.stderr.write(f"docpipe batch: {type(exc).__name__}: {exc}\n")
         return EXIT_FAILED
-    sys.stderr.write(summary.line() + "\n")
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+    note = " (stopped by SIGTERM; run again to resume)" if summary.stopped else ""
+    sys.stderr.write(summary.line() + note + "\n")
     return EXIT_FAILED if summary.failed or summary.unprocessed else EXIT_OK

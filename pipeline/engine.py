@@ -16,6 +16,7 @@ import logging
 import multiprocessing as mp
 import os
 import queue
+import signal
 import threading
 import time
 from collections import Counter, deque
@@ -93,6 +94,10 @@ def worker_loop(worker_id: int, config: DocpipeConfig, inbox, send) -> None:
 
 
 def _process_main(worker_id: int, config: DocpipeConfig, inbox, conn) -> None:
+    # Ctrl-C in a terminal signals the whole process group. Only the parent should act on it (it closes the
+    # engine cleanly); a worker killed by it would be restarted and its documents retried. Set before the
+    # predictors are built.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     worker_loop(worker_id, config, inbox, conn.send)
     conn.close()
 

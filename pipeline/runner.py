@@ -1,25 +1,27 @@
 """What ``batch`` and ``watch`` need from an engine, and helpers for the records it yields.
 
 A *processor* is anything with ``extract_many(sources, ordered=True) -> Iterator[dict]`` that yields one
-schema-v1 result per source, in order, and never raises for a bad input. :class:`pipeline.engine.Engine`
-is the real one; tests plug in light ones with the hidden ``--processor MODULE:FACTORY`` option.
+schema-v1 result per source, in order, and never raises for a bad input. ``--processor NAME`` chooses one
+from :data:`PROCESSORS`: ``engine`` (:class:`pipeline.engine.Engine`, the default) or ``decode-only``
+(:class:`DecodeOnlyProcessor`). Python callers may pass any factory (``config -> processor``) directly.
 """
 from __future__ import annotations
 
 import contextlib
-import importlib
+import os
+import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Literal, Protocol, Union
 
 import numpy as np
 
 from pipeline.config import DocpipeConfig
+from pipeline.result import build_result, error_result, page_json
+from pipeline.sources import DecodeError, load_pages
+from stages.types import StageError
 
 SourceLike = Union[str, Path, bytes, np.ndarray]
 Outcome = Literal["ok", "needs_review", "failed"]
-
-#: The factory used when ``--processor`` is not given.
-DEFAULT_PROCESSOR = "pipeline.engine:Engine"
 
 #: Field keys of the output schema (DESIGN.md §5), used when the engine's own list cannot be imported.
 FIELD_KEYS: tuple[str, ...] = (
@@ -48,32 +50,65 @@ class Processor(Protocol):
 ProcessorFactory = Callable[[DocpipeConfig], Any]
 
 
-class ProcessorLoadError(RuntimeError):
-    """``--processor`` names something that cannot be imported."""
+def build_engine(config: DocpipeConfig) -> Processor:
+    """The real engine. Imported only when chosen: building it loads Paddle and the models."""
+    from pipeline.engine import Engine
+
+    return Engine(config)
 
 
-def load_factory(spec: "str | ProcessorFactory" = DEFAULT_PROCESSOR) -> ProcessorFactory:
-    """Import ``"package.module:attribute"`` (a class or function taking a :class:`DocpipeConfig`).
+class DecodeOnlyProcessor:
+    """Decodes each input with :func:`pipeline.sources.load_pages` and nothing more (no models).
 
-    A callable is returned unchanged (for callers that hold a factory already)."""
-    if callable(spec):
-        return spec
-    module_name, sep, attr = spec.partition(":")
-    if not sep or not module_name or not attr:
-        raise ProcessorLoadError(f"--processor must look like package.module:Factory, got {spec!r}")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ProcessorLoadError(f"cannot import {module_name!r} for the processor: {exc}") from exc
-    try:
-        obj = module
-        for part in attr.split("."):
-            obj = getattr(obj, part)
-    except AttributeError as exc:
-        raise ProcessorLoadError(f"{module_name!r} has no attribute {attr!r}") from exc
-    if not callable(obj):
-        raise ProcessorLoadError(f"{spec!r} is not callable")
-    return obj
+    The record is schema v1: each page with its ``width`` and ``height`` and no ``lines``, every field
+    null, ``needs_review`` true with the reason ``decode_only``; an input that cannot be decoded gets the
+    usual ``decode`` error. For checking that a folder of scans is readable before a real run."""
+
+    REVIEW_REASON = "decode_only"
+
+    def __init__(self, config: DocpipeConfig) -> None:
+        self.config = config
+        self.field_keys = field_keys()
+
+    def extract_many(self, sources: Iterable[SourceLike], ordered: bool = True) -> Iterator[dict]:
+        for index, source in enumerate(sources):  # one at a time: results are always in order
+            yield self.decode(source, index)
+
+    def decode(self, source: SourceLike, index: int = 0) -> dict:
+        name = _source_name(source, index)
+        t0 = time.perf_counter()
+        try:
+            pages = load_pages(source, self.config.input, name=name)
+        except DecodeError as exc:
+            return error_result(name, exc.as_stage_error(), self.field_keys, _timings(t0))
+        except Exception as exc:  # never let one input stop the others
+            error = StageError("decode", type(exc).__name__, f"{name}: {exc}")
+            return error_result(name, error, self.field_keys, _timings(t0))
+        return build_result(
+            name, [page_json(p, []) for p in pages], {k: None for k in self.field_keys}, [], _timings(t0),
+            review_reasons=[self.REVIEW_REASON],
+        )
+
+
+def _timings(t0: float) -> dict[str, float]:
+    ms = (time.perf_counter() - t0) * 1000.0
+    return {"decode": ms, "total": ms}
+
+
+def _source_name(source: SourceLike, index: int) -> str:
+    if isinstance(source, (str, os.PathLike)):
+        return os.fspath(source)
+    return f"<bytes #{index}>" if isinstance(source, (bytes, bytearray, memoryview)) else f"<array #{index}>"
+
+
+#: The processors ``--processor`` may name. Checked when the arguments are parsed.
+PROCESSORS: dict[str, ProcessorFactory] = {
+    "engine": build_engine,
+    "decode-only": DecodeOnlyProcessor,
+}
+
+#: The ``--processor`` used when none is given.
+DEFAULT_PROCESSOR = "engine"
 
 
 @contextlib.contextmanager

@@ -31,11 +31,11 @@ from pipeline.fsutil import display_name, sha256_file, unique_base
 from pipeline.journal import STATE_DIR, Job, JobStore, JournalLockedError, Outcome
 from pipeline.runner import (
     DEFAULT_PROCESSOR,
+    PROCESSORS,
     Processor,
     ProcessorFactory,
-    ProcessorLoadError,
+    build_engine,
     error_record,
-    load_factory,
     open_processor,
     outcome_of,
 )
@@ -55,7 +55,7 @@ class WatchOptions:
     failed: Path
     poll: bool = False
     once: bool = False  # exit when the inbox is empty and nothing is in flight
-    processor: "str | ProcessorFactory" = DEFAULT_PROCESSOR  # "module:Factory" or the factory itself
+    processor: ProcessorFactory = build_engine  # ``config -> processor``; the CLI takes it from PROCESSORS
 
 
 @dataclass
@@ -112,14 +112,13 @@ class Watcher:
     # -- main loop ----------------------------------------------------------------------------------
     def run(self) -> int:
         """Recover, then watch until stopped (or idle with ``once``). Returns the exit status."""
-        factory = load_factory(self.opts.processor)
         with self.store:
             self._recover()
             # --once needs no events: it rescans whenever it is idle
             observer = None if self.opts.once else self._start_observer()
             try:
                 self._scan()
-                with open_processor(factory, self.config) as proc:
+                with open_processor(self.opts.processor, self.config) as proc:
                     if self._on_started is not None:
                         self._on_started()
                     self._loop(proc)
@@ -389,7 +388,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--once", action="store_true", help="process what is there, then exit when idle")
     parser.add_argument("--workers", type=int, default=None, help="engine workers (overrides engine.workers)")
     parser.add_argument("--config", type=Path, default=None, help="YAML configuration file")
-    parser.add_argument("--processor", default=DEFAULT_PROCESSOR, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--processor", choices=list(PROCESSORS), default=DEFAULT_PROCESSOR,
+        help="engine: OCR and field extraction (default); decode-only: only check that each file can be "
+        "decoded (no models; each result has the page sizes, null fields and the review reason decode_only)",
+    )
 
 
 def _same(a: Path, b: Path) -> bool:
@@ -408,7 +411,7 @@ def run(args: argparse.Namespace) -> int:
         failed=args.failed_dir or inbox / ".failed",
         poll=args.poll,
         once=args.once,
-        processor=args.processor,
+        processor=PROCESSORS[args.processor],
     )
     for label, path in (("--out", opts.outbox), ("--archive", opts.archive), ("--failed-dir", opts.failed)):
         if _same(path, inbox):
@@ -457,9 +460,6 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write("docpipe watch: interrupted\n")
         return 130
     except JournalLockedError as exc:
-        sys.stderr.write(f"docpipe watch: {exc}\n")
-        return EXIT_USAGE
-    except ProcessorLoadError as exc:
         sys.stderr.write(f"docpipe watch: {exc}\n")
         return EXIT_USAGE
     except Exception as exc:

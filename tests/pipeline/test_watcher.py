@@ -1,7 +1,8 @@
 """docpipe watch: discovery, completeness, ignore rules, outputs, and crash safety.
 
 Crash safety is checked two ways: every filesystem step of the journal is made to "crash" in turn
-(in-process, deterministic), and a real subprocess is SIGKILLed mid-batch and restarted."""
+(in-process, deterministic), and a real subprocess (``--processor decode-only`` over PDFs that take about
+0.1 s each to render) is SIGKILLed mid-batch and restarted."""
 from __future__ import annotations
 
 import contextlib
@@ -37,17 +38,14 @@ ROOT = HERE.parents[1]
 # ------------------------------------------------------------------------------- test processor
 
 
-class SlowProcessor:
-    """Decode-only processor; sleeps DOCPIPE_TEST_DELAY seconds per document (for the subprocess tests)."""
+class LightProcessor:
+    """Decodes only, for the in-process tests; 'review' in the name -> needs_review."""
 
     def __init__(self, config: DocpipeConfig) -> None:
         self.config = config
-        self.delay = float(os.environ.get("DOCPIPE_TEST_DELAY", "0"))
 
     def extract_many(self, sources: Iterable[str], ordered: bool = True) -> Iterator[dict]:
         for src in sources:
-            if self.delay:
-                time.sleep(self.delay)
             try:
                 pages = load_pages(src, self.config.input)
             except DecodeError as exc:
@@ -70,6 +68,31 @@ def png(seed: int) -> bytes:
     return buf.getvalue()
 
 
+def slow_pdf(tag: str, pages: int = 2, fills: int = 10) -> bytes:
+    """A PDF of about 1 KB that takes roughly 0.1 s to decode: each A4 page is painted over ``fills`` times,
+    and rendering at the default 200 dpi touches every pixel each time. ``tag`` makes the bytes unique."""
+    paint = b"\n".join(b"0.%d g 0 0 595 842 re f" % (i % 9 + 1) for i in range(fills))
+    kids = b" ".join(b"%d 0 R" % (3 + 2 * i) for i in range(pages))
+    objs = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, pages)]
+    for i in range(pages):
+        objs.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents %d 0 R >>" % (4 + 2 * i))
+        objs.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(paint), paint))
+    out, offsets = bytearray(b"%PDF-1.4\n%% " + tag.encode() + b"\n"), []
+    for n, obj in enumerate(objs, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (n, obj)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1) + b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer << /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
+    return bytes(out)
+
+
+@pytest.fixture(scope="module")
+def slow_pdfs() -> dict[str, bytes]:
+    """36 distinct slow-to-decode PDFs by name (cheap to make: well under a millisecond each)."""
+    return {f"doc {i:02d}.pdf": slow_pdf(f"doc {i}") for i in range(36)}
+
+
 def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -82,7 +105,7 @@ def make_dirs(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def options(inbox: Path, outbox: Path, **kw) -> WatchOptions:
-    kw.setdefault("processor", SlowProcessor)
+    kw.setdefault("processor", LightProcessor)
     return WatchOptions(inbox=inbox, outbox=outbox, archive=inbox / ".done", failed=inbox / ".failed", **kw)
 
 
@@ -216,21 +239,28 @@ def test_custom_archive_and_failed_dirs(tmp_path: Path) -> None:
     (inbox / "b.pdf").write_text("nope")
     rc = cli.main(["watch", str(inbox), "--out", str(outbox), "--archive", str(tmp_path / "arch"),
                    "--failed-dir", str(tmp_path / "bad"), "--once", "--settle", "0",
-                   "--processor", f"{__name__}:SlowProcessor"])
+                   "--processor", "decode-only"])
     assert rc == 0
     assert (tmp_path / "arch" / "g.png").exists() and (outbox / "g.png.json").exists()
     assert (tmp_path / "bad" / "b.pdf").exists() and (tmp_path / "bad" / "b.pdf.error.json").exists()
+    record = json.loads((outbox / "g.png.json").read_text())
+    assert record["needs_review"] and record["review_reasons"] == ["decode_only"] and record["errors"] == []
+    assert record["pages"] == [{"index": 0, "width": 16, "height": 8, "lines": []}]
+    assert set(record["fields"]) >= {"policy_number", "sum_insured"} and set(record["fields"].values()) == {None}
 
 
 def test_usage_errors_and_single_instance(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     inbox, outbox = make_dirs(tmp_path)
-    base = ["--once", "--processor", f"{__name__}:SlowProcessor"]
+    base = ["--once", "--processor", "decode-only"]
     assert cli.main(["watch", str(tmp_path / "missing"), "--out", str(outbox), *base]) == 2
     assert cli.main(["watch", str(inbox), "--out", str(inbox), *base]) == 2
     with JobStore(inbox / ".docpipe"):  # another watcher holds the inbox
         assert cli.main(["watch", str(inbox), "--out", str(outbox), *base]) == 2
     assert "another watcher" in capsys.readouterr().err
     assert cli.main(["watch", str(inbox), "--out", str(outbox), *base]) == 0
+    # only the registered processors can be named (no importing a module by name)
+    assert cli.main(["watch", str(inbox), "--out", str(outbox), "--once", "--processor", "os:system"]) == 2
+    assert "invalid choice: 'os:system'" in capsys.readouterr().err
 
 
 # ----------------------------------------------------- crash at every filesystem step, then restart
@@ -298,18 +328,18 @@ def test_crash_at_every_step_then_restart(tmp_path: Path, monkeypatch: pytest.Mo
 # ------------------------------------------------------------------------------ subprocess tests
 
 
-def spawn(inbox: Path, outbox: Path, log: Path, delay: float, *extra: str) -> subprocess.Popen:
+def spawn(inbox: Path, outbox: Path, log: Path, *extra: str) -> subprocess.Popen:
     cfg = inbox.parent / "watch.yaml"
     cfg.write_text("watch:\n  max_batch: 4\n  status_interval_s: 0.5\n  stable_interval_s: 0\n")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(HERE)]), DOCPIPE_TEST_DELAY=str(delay))
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
     cmd = [sys.executable, "-m", "pipeline.cli", "watch", str(inbox), "--out", str(outbox), "--config", str(cfg),
-           "--processor", "test_watcher:SlowProcessor", *extra]
+           "--processor", "decode-only", *extra]
     return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=open(log, "ab"))
 
 
-def test_sigkill_mid_batch_and_restart(tmp_path: Path) -> None:
+def test_sigkill_mid_batch_and_restart(tmp_path: Path, slow_pdfs: dict[str, bytes]) -> None:
     inbox, outbox = make_dirs(tmp_path)
-    inputs = {f"doc {i:02d}{' review' if i % 7 == 0 else ''}.png": png(i) for i in range(36)}
+    inputs = dict(slow_pdfs)
     inputs.update({f"bad {i}.pdf": b"%PDF-1.4 broken" for i in range(4)})
     for name, data in inputs.items():
         (inbox / name).write_bytes(data)
@@ -317,28 +347,28 @@ def test_sigkill_mid_batch_and_restart(tmp_path: Path) -> None:
     rng = random.Random(7)
     progress = 0
     for round_ in range(3):
-        proc = spawn(inbox, outbox, log, 0.03)
-        target = progress + 6
+        proc = spawn(inbox, outbox, log)
+        target = progress + 4
         try:
             wait_for(lambda: done_count(inbox, outbox) >= target, timeout=30, what=f"round {round_} progress")
-            time.sleep(rng.uniform(0, 0.08))
+            time.sleep(rng.uniform(0, 0.3))  # a micro-batch of 4 takes about 0.4 s: land anywhere in it
         finally:
             proc.send_signal(signal.SIGKILL)
             proc.wait(10)
         progress = done_count(inbox, outbox)
         assert progress < len(inputs), "finished before the kill: make processing slower"
-    proc = spawn(inbox, outbox, log, 0.0, "--once")
+    proc = spawn(inbox, outbox, log, "--once")
     assert proc.wait(60) == 0, log.read_text()
     check_exactly_once(inbox, outbox, inputs, failing={n for n in inputs if n.startswith("bad")})
 
 
-def test_sigterm_drains_and_exits_zero(tmp_path: Path) -> None:
+def test_sigterm_drains_and_exits_zero(tmp_path: Path, slow_pdfs: dict[str, bytes]) -> None:
     inbox, outbox = make_dirs(tmp_path)
-    inputs = {f"t{i:02d}.png": png(i) for i in range(12)}
+    inputs = dict(list(slow_pdfs.items())[:12])
     for name, data in inputs.items():
         (inbox / name).write_bytes(data)
     log = tmp_path / "watch.log"
-    proc = spawn(inbox, outbox, log, 0.1)
+    proc = spawn(inbox, outbox, log)
     try:
         wait_for(lambda: done_count(inbox, outbox) >= 1, timeout=30, what="first result")
         proc.send_signal(signal.SIGTERM)
@@ -354,7 +384,7 @@ def test_sigterm_drains_and_exits_zero(tmp_path: Path) -> None:
     assert done_count(inbox, outbox) + len(left) == len(inputs) and left  # drained, did not run to the end
     assert done_count(inbox, outbox) % 4 == 0  # whole micro-batches only
     # a restart finishes the rest
-    proc = spawn(inbox, outbox, log, 0.0, "--once")
+    proc = spawn(inbox, outbox, log, "--once")
     assert proc.wait(60) == 0
     check_exactly_once(inbox, outbox, inputs, set())
 
