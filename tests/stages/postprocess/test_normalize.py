@@ -1,0 +1,429 @@
+"""Unit and property-style tests of stages.postprocess.normalize."""
+from __future__ import annotations
+
+import random
+from datetime import date, timedelta
+from decimal import Decimal
+
+import pytest
+
+from stages.postprocess.normalize import (
+    ISSUE_AMOUNT,
+    ISSUE_AMOUNT_MISMATCH,
+    ISSUE_DATE,
+    ISSUE_EMPTY,
+    ISSUE_ID_BIRTHDATE,
+    ISSUE_ID_CHECKSUM,
+    ISSUE_ID_FORMAT,
+    ISSUE_PHONE,
+    Normalized,
+    date_spans,
+    fix_digit_lookalikes,
+    format_amount,
+    id_check_char,
+    nfkc,
+    normalize_amount,
+    normalize_beneficiary,
+    normalize_code,
+    normalize_date,
+    normalize_id_number,
+    normalize_name,
+    normalize_phone,
+    normalize_text,
+    parse_arabic_amount,
+    parse_chinese_amount,
+)
+
+TODAY = date(2026, 6, 1)
+
+# ----------------------------------------------------------------------------------------------------------- dates
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("2026年1月1日零时起", "2026-01-01"),
+    ("2026年01月01日", "2026-01-01"),
+    ("2026/1/1", "2026-01-01"),
+    ("2026-01-01", "2026-01-01"),
+    ("2026.1.1", "2026-01-01"),
+    ("二〇二六年一月一日", "2026-01-01"),
+    ("二零二六年元月十五日", "2026-01-15"),
+    ("2027年1月1日二十四时止", "2027-01-01"),
+    ("2026 年 1 月 1 日", "2026-01-01"),
+    ("２０２６年１月１日", "2026-01-01"),
+    ("２０２６－０１－０１", "2026-01-01"),
+    ("2026年12月31日24时止", "2026-12-31"),
+    ("二〇二六年十二月三十一日", "2026-12-31"),
+    ("二〇二六年十月二十日", "2026-10-20"),
+    ("二〇二六年十一月十日", "2026-11-10"),
+    ("二〇二六年二月二十九日", None),  # 2026 is not a leap year
+    ("二〇二四年二月二十九日", "2024-02-29"),
+    ("2024年2月29日", "2024-02-29"),
+    ("2000-02-29", "2000-02-29"),
+    ("自2026年3月5日零时起", "2026-03-05"),
+    ("2026-01-01 00:00", "2026-01-01"),
+    ("2026/1/1 0:00", "2026-01-01"),
+    ("2026-01-0100:00", "2026-01-01"),
+    ("20260101", "2026-01-01"),
+    ("2O26年1月1曰", "2026-01-01"),  # OCR: letter O for zero, 曰 for 日
+    ("20 26年1月1日", "2026-01-01"),  # a space inside the year
+    ("二〇二六 年 一 月 十五 日", "2026-01-15"),
+    ("2026年3月1号", "2026-03-01"),
+])
+def test_dates(text: str, expected: str | None) -> None:
+    n = normalize_date(text)
+    if expected is None:
+        assert n == Normalized(None, (ISSUE_DATE,))
+    else:
+        assert n == Normalized(expected)
+        assert n.valid
+
+
+@pytest.mark.parametrize("text", [
+    "2026年2月30日", "2026-02-29", "2026年13月1日", "2026-04-31", "2026年0月1日", "2026/1/0",
+    "1899-12-31", "无", "一年", "2026年", "终身", "abc",
+])
+def test_invalid_dates(text: str) -> None:
+    assert normalize_date(text) == Normalized(None, (ISSUE_DATE,))
+
+
+def test_empty_date() -> None:
+    assert normalize_date("  ") == Normalized(None, (ISSUE_EMPTY,))
+
+
+def test_date_takes_first_of_period() -> None:
+    assert normalize_date("自2026年1月1日零时起至2027年1月1日二十四时止").value == "2026-01-01"
+
+
+def test_date_spans_index_into_text() -> None:
+    text = "保险期间:自2026年1月1日零时起至二〇二七年一月一日二十四时止"
+    spans = date_spans(text)
+    assert [text[s:e] for s, e in spans] == ["2026年1月1日", "二〇二七年一月一日"]
+
+
+def test_every_day_of_a_leap_and_a_common_year_round_trips() -> None:
+    d = date(2023, 1, 1)
+    while d < date(2025, 1, 1):
+        for text in (f"{d.year}年{d.month}月{d.day}日", f"{d.year}-{d.month:02d}-{d.day:02d}",
+                     f"{d.year}/{d.month}/{d.day}", f"{d.year}.{d.month}.{d.day}", _chinese_date(d)):
+            assert normalize_date(text).value == d.isoformat(), text
+        d += timedelta(days=1)
+
+
+def _chinese_date(d: date) -> str:
+    digits = "〇一二三四五六七八九"
+
+    def small(n: int) -> str:
+        if n < 10:
+            return digits[n]
+        tens, ones = divmod(n, 10)
+        return ("" if tens == 1 else digits[tens]) + "十" + (digits[ones] if ones else "")
+
+    return "".join(digits[int(c)] for c in str(d.year)) + "年" + small(d.month) + "月" + small(d.day) + "日"
+
+
+# ----------------------------------------------------------------------------------------------------------- amounts
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("¥500,000.00", "500000.00"),
+    ("￥500,000.00", "500000.00"),
+    ("500,000元", "500000.00"),
+    ("50万元", "500000.00"),
+    ("50万", "500000.00"),
+    ("1.5万元", "15000.00"),
+    ("0.5万元", "5000.00"),
+    ("人民币伍拾万元整", "500000.00"),
+    ("人民币伍拾万元整（¥500,000.00）", "500000.00"),
+    ("叁仟贰佰伍拾陆元伍角", "3256.50"),
+    ("壹佰元零伍分", "100.05"),
+    ("壹万零伍佰元整", "10500.00"),
+    ("RMB 500000", "500000.00"),
+    ("RMB500,000.00", "500000.00"),
+    ("¥ 5, 000. 00", "5000.00"),
+    ("５００，０００元", "500000.00"),
+    ("壹亿元整", "100000000.00"),
+    ("壹亿贰仟万元整", "120000000.00"),
+    ("壹亿零伍拾万元", "100500000.00"),
+    ("拾万元整", "100000.00"),
+    ("壹拾万元整", "100000.00"),
+    ("贰拾万零叁拾元", "200030.00"),
+    ("壹仟零壹元", "1001.00"),
+    ("壹万伍仟元整", "15000.00"),
+    ("伍角", "0.50"),
+    ("伍角伍分", "0.55"),
+    ("零元伍分", "0.05"),
+    ("零元整", "0.00"),
+    ("叁仟贰佰伍拾陆圆伍角整", "3256.50"),
+    ("五十万元", "500000.00"),
+    ("一千二百元", "1200.00"),
+    ("伍拾万元整（小写：¥500,000.00）", "500000.00"),
+    ("500000.00元（大写：伍拾万元整）", "500000.00"),
+    ("¥1,234.5", "1234.50"),
+    ("¥1,234.567", "1234.57"),
+    ("3000", "3000.00"),
+    ("2亿元", "200000000.00"),
+])
+def test_amounts(text: str, expected: str) -> None:
+    assert normalize_amount(text) == Normalized(expected)
+
+
+@pytest.mark.parametrize("text", ["人民币元整", "无", "abc", "壹佰伍", "伍伍元", "伍拾叁佰元", "佰元", "元角"])
+def test_unparseable_amounts(text: str) -> None:
+    assert normalize_amount(text) == Normalized(None, (ISSUE_AMOUNT,))
+
+
+@pytest.mark.parametrize("text, arabic", [
+    ("人民币伍拾万元整（¥400,000.00）", "400000.00"),
+    ("伍万元整 ¥50,000.01", "50000.01"),
+    ("¥500,000.00 大写：伍拾伍万元整", "500000.00"),
+])
+def test_amount_mismatch_keeps_arabic(text: str, arabic: str) -> None:
+    assert normalize_amount(text) == Normalized(arabic, (ISSUE_AMOUNT_MISMATCH,))
+
+
+def test_amount_malformed_capital_falls_back_to_arabic() -> None:
+    assert normalize_amount("伍伍元（¥55.00）") == Normalized("55.00")
+
+
+def test_amounts_are_decimals_never_floats() -> None:
+    assert parse_arabic_amount("¥0.10") + parse_arabic_amount("¥0.20") == Decimal("0.30")
+    assert format_amount(Decimal("1E+5")) == "100000.00"
+
+
+_CAP = "零壹贰叁肆伍陆柒捌玖"
+
+
+def _capital(n_fen: int) -> str:
+    """Reference formatter: fen -> formal 大写 (written independently of the parser under test)."""
+    yuan, fen = divmod(n_fen, 100)
+
+    def four(n: int) -> str:
+        out, zero = "", False
+        for unit, div in (("仟", 1000), ("佰", 100), ("拾", 10), ("", 1)):
+            d = n // div % 10
+            if d:
+                if zero and out:
+                    out += "零"
+                out += _CAP[d] + unit
+                zero = False
+            else:
+                zero = True
+        return out
+
+    parts, pending_zero = "", False
+    for unit, div in (("亿", 10**8), ("万", 10**4), ("", 1)):
+        block = yuan // div % 10**4 if div < 10**8 else yuan // div
+        if block:
+            if parts and (pending_zero or block < 1000):
+                parts += "零"
+            parts += four(block) + unit
+            pending_zero = False
+        elif parts:
+            pending_zero = True
+    text = (parts or "零") + "元"
+    jiao, f = divmod(fen, 10)
+    if not fen:
+        return text + "整"
+    if jiao:
+        text += _CAP[jiao] + "角"
+    elif yuan:
+        text += "零"
+    if f:
+        text += _CAP[f] + "分"
+    return text
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_amount_round_trip_many_formats(seed: int) -> None:
+    rng = random.Random(seed)
+    for _ in range(200):
+        fen = rng.choice([rng.randrange(0, 10**4), rng.randrange(0, 10**9), rng.randrange(0, 10**12) // 100 * 100])
+        value = Decimal(fen) / 100
+        expected = f"{value:.2f}"
+        yuan = fen // 100
+        forms = [
+            f"¥{value:,.2f}", f"￥{value:,.2f}", f"{value:.2f}元", f"RMB {value:.2f}", f"人民币{value:,.2f}元",
+            _capital(fen), f"人民币{_capital(fen)}", f"人民币{_capital(fen)}（¥{value:,.2f}）",
+            f"{value:,.2f}元（大写：{_capital(fen)}）",
+        ]
+        if fen % 100 == 0:
+            forms += [f"{yuan:,}元", f"{yuan}"]
+        if fen % 100 == 0 and yuan % 10000 == 0 and yuan:
+            forms += [f"{yuan // 10000}万元", f"{yuan // 10000}万"]
+        for text in forms:
+            assert normalize_amount(text) == Normalized(expected), (text, expected)
+
+
+def test_parse_chinese_amount_direct() -> None:
+    assert parse_chinese_amount("壹佰元零伍分") == Decimal("100.05")
+    assert parse_chinese_amount("50万元") is None
+    assert parse_chinese_amount("abc") is None
+
+
+# ----------------------------------------------------------------------------------------------------------- IDs
+
+
+def _make_id(rng: random.Random, born: date) -> str:
+    first17 = f"{rng.randrange(110000, 660000)}{born:%Y%m%d}{rng.randrange(0, 1000):03d}"
+    return first17 + id_check_char(first17)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("11010519900307451X", "11010519900307451X"),
+    ("11010519900307451x", "11010519900307451X"),
+    ("110105 19900307 451X", "11010519900307451X"),
+    ("110105199003074 51X", "11010519900307451X"),
+    ("１１０１０５１９９００３０７４５１Ｘ", "11010519900307451X"),
+    ("11010519900307451×", "11010519900307451X"),
+    ("11010519491231002X", "11010519491231002X"),  # the example of GB 11643
+])
+def test_id_cleaning(text: str, expected: str) -> None:
+    assert normalize_id_number(text, TODAY) == Normalized(expected)
+
+
+def test_id_checksum() -> None:
+    assert normalize_id_number("110105199003074510", TODAY) == Normalized("110105199003074510", (ISSUE_ID_CHECKSUM,))
+
+
+@pytest.mark.parametrize("text", ["1101051990030745", "11010519900307451", "1101051990030745123",
+                                  "11010519900307451Y", "X10105199003074510", "1101051990030A451X"])
+def test_id_format(text: str) -> None:
+    assert normalize_id_number(text, TODAY).issues == (ISSUE_ID_FORMAT,)
+
+
+def test_id_birthdate_future_and_invalid() -> None:
+    rng = random.Random(1)
+    future = _make_id(rng, TODAY + timedelta(days=1))
+    assert normalize_id_number(future, TODAY).issues == (ISSUE_ID_BIRTHDATE,)
+    assert normalize_id_number(future, TODAY + timedelta(days=1)).valid  # relative to the given today
+    born_today = _make_id(rng, TODAY)
+    assert normalize_id_number(born_today, TODAY).valid
+    old = _make_id(rng, date(1899, 12, 31))
+    assert normalize_id_number(old, TODAY).issues == (ISSUE_ID_BIRTHDATE,)
+    feb30 = "11010519900230" + "123"
+    assert normalize_id_number(feb30 + id_check_char(feb30), TODAY).issues == (ISSUE_ID_BIRTHDATE,)
+    both = "11010519900230123" + ("0" if id_check_char("11010519900230123") != "0" else "1")
+    assert normalize_id_number(both, TODAY).issues == (ISSUE_ID_BIRTHDATE, ISSUE_ID_CHECKSUM)
+
+
+def test_id_leap_day_birth() -> None:
+    leap = "11010520000229123"
+    assert normalize_id_number(leap + id_check_char(leap), TODAY).valid
+    not_leap = "11010519000229123"  # 1900 is not a leap year
+    assert normalize_id_number(not_leap + id_check_char(not_leap), TODAY).issues == (ISSUE_ID_BIRTHDATE,)
+
+
+def test_x_check_digit_and_lower_case() -> None:
+    rng = random.Random(7)
+    while True:
+        id_number = _make_id(rng, date(1985, 5, 5))
+        if id_number.endswith("X"):
+            break
+    assert normalize_id_number(id_number.lower(), TODAY) == Normalized(id_number)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_random_valid_ids_always_validate(seed: int) -> None:
+    rng = random.Random(seed)
+    for _ in range(500):
+        born = date(1900, 1, 1) + timedelta(days=rng.randrange((TODAY - date(1900, 1, 1)).days + 1))
+        id_number = _make_id(rng, born)
+        assert normalize_id_number(id_number, TODAY) == Normalized(id_number), id_number
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_any_single_character_change_is_caught(seed: int) -> None:
+    rng = random.Random(100 + seed)
+    for _ in range(300):
+        id_number = _make_id(rng, date(1950, 1, 1) + timedelta(days=rng.randrange(20000)))
+        pos = rng.randrange(18)
+        alphabet = "0123456789X" if pos == 17 else "0123456789"
+        new = rng.choice([c for c in alphabet if c != id_number[pos]])
+        changed = id_number[:pos] + new + id_number[pos + 1:]
+        n = normalize_id_number(changed, TODAY)
+        assert not n.valid, (id_number, changed)
+        assert ISSUE_ID_CHECKSUM in n.issues or ISSUE_ID_BIRTHDATE in n.issues
+
+
+def test_adjacent_transposition_is_caught() -> None:
+    rng = random.Random(5)
+    for _ in range(300):
+        id_number = _make_id(rng, date(1970, 1, 1) + timedelta(days=rng.randrange(15000)))
+        pos = rng.randrange(16)
+        if id_number[pos] == id_number[pos + 1]:
+            continue
+        swapped = id_number[:pos] + id_number[pos + 1] + id_number[pos] + id_number[pos + 2:]
+        assert not normalize_id_number(swapped, TODAY).valid
+
+
+def test_empty_id() -> None:
+    assert normalize_id_number("   ", TODAY) == Normalized(None, (ISSUE_EMPTY,))
+
+
+# ----------------------------------------------------------------------------------------------------------- phones
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("13812345678", "13812345678"),
+    ("138-1234-5678", "13812345678"),
+    ("138 1234 5678", "13812345678"),
+    ("+86 138 1234 5678", "13812345678"),
+    ("+86-13812345678", "13812345678"),
+    ("86 13812345678", "13812345678"),
+    ("(+86)138-1234-5678", "13812345678"),
+    ("0086 13812345678", "13812345678"),
+    ("１３８１２３４５６７８", "13812345678"),
+    ("19912345678", "19912345678"),
+])
+def test_phones(text: str, expected: str) -> None:
+    assert normalize_phone(text) == Normalized(expected)
+
+
+@pytest.mark.parametrize("text", ["95511", "400-820-8888", "010-12345678", "12812345678", "1381234567",
+                                  "138123456789", "8613812345678x"])
+def test_bad_phones(text: str) -> None:
+    n = normalize_phone(text)
+    assert n.issues == (ISSUE_PHONE,)
+    assert not n.valid
+
+
+# ------------------------------------------------------------------------------------------------------ names and text
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("张 三", "张三"), (" 李四 ", "李四"), ("ＡＢＣ", "ABC"), ("阿卜杜·热合曼", "阿卜杜·热合曼"), ("：王五", "王五"),
+])
+def test_names(text: str, expected: str) -> None:
+    assert normalize_name(text) == Normalized(expected)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("法定", "法定"), ("法定继承人", "法定"), ("法定受益人", "法定"), (" 法定 继承人 ", "法定"),
+    ("被保险人的法定继承人", "法定"), ("王五", "王五"),
+])
+def test_beneficiary(text: str, expected: str) -> None:
+    assert normalize_beneficiary(text) == Normalized(expected)
+
+
+def test_policy_number_and_text() -> None:
+    assert normalize_code(" p2026 0001 2345 ") == Normalized("P202600012345")
+    assert normalize_code("ＰＡ２０２６－０１") == Normalized("PA2026-01")
+    assert normalize_text("中国平安 人寿保险股份有限公司") == Normalized("中国平安人寿保险股份有限公司")
+    assert normalize_text("平安福终身寿险（分红型）") == Normalized("平安福终身寿险(分红型)")
+    assert normalize_text("北京市 朝阳区 建国路８８号") == Normalized("北京市朝阳区建国路88号")
+    assert normalize_text("  ") == Normalized(None, (ISSUE_EMPTY,))
+    assert nfkc("１２３ＡＢ") == "123AB"
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("2O26", "2026"), ("l38", "138"), ("1OO", "100"), ("1OOOO", "10000"), ("ABC", "ABC"), ("O", "O"),
+    ("RMB 5OO", "RMB 500"), ("11O1O519900307451X", "11010519900307451X"), ("Iol", "Iol"),
+])
+def test_fix_digit_lookalikes(text: str, expected: str) -> None:
+    assert fix_digit_lookalikes(text) == expected
+
+
+def test_lookalikes_in_numeric_fields() -> None:
+    assert normalize_phone("l38-l234-5678") == Normalized("13812345678")
+    assert normalize_id_number("11O1O519900307451X", TODAY) == Normalized("11010519900307451X")
+    assert normalize_amount("¥5OO,OOO.OO") == Normalized("500000.00")
