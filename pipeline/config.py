@@ -62,8 +62,11 @@ class RecognitionConfig(_Strict):
     model_dir: Optional[Path] = None
     dict_path: Optional[Path] = None
     image_height: int = 48
-    width_buckets: tuple[int, ...] = (128, 192, 256, 320, 448, 576, 768, 960, 1280, 1600)
-    batch_size: int = Field(16, ge=1)
+    # Paddle keeps memory per distinct input shape, so every batch of a bucket has the same shape:
+    # width from this list, rows = batch_pixels // width (partial batches padded)
+    width_buckets: tuple[int, ...] = (128, 192, 256, 384, 512, 768, 1024, 1536, 2048)
+    batch_pixels: int = Field(2048, ge=8, description="rows x width of one recognition batch")
+    batch_size: int = Field(16, ge=1, description="crops per classifier batch")
     decoder: Literal["greedy", "beam"] = "beam"
     beam_width: int = Field(5, ge=1)
     # a line's softmax columns kept for constrained re-decoding: classes reaching keep_min_prob somewhere

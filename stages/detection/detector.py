@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import math
 from typing import Sequence
 
 import numpy as np
@@ -22,6 +23,20 @@ def normalize_det(image: np.ndarray) -> np.ndarray:
     """HxWx3 uint8 (BGR, as PP-OCR det was trained) -> 3xHxW float32."""
     x = (image.astype(np.float32) - _MEAN) * _INV_STD
     return x.transpose(2, 0, 1)
+
+
+def canvas_for(h: int, w: int, limit: int) -> tuple[int, int]:
+    """The fixed network shape a resized page is padded into. Paddle Inference keeps memory for every
+    distinct input shape it has run (measured: +150-500 MB per new shape, not bounded by
+    ``set_mkldnn_cache_capacity`` in paddlepaddle 3.3.1), so pages go into a few canvases: long side
+    ``limit`` or ``limit/2``, short side 1/2, 3/4 or all of it -> at most 12 shapes, A4 scans share one."""
+    long_side = limit if max(h, w) > limit // 2 else limit // 2
+    short = min(h, w)
+    for frac in (0.5, 0.75, 1.0):
+        cand = int(math.ceil(long_side * frac / 32.0)) * 32
+        if short <= cand:
+            break
+    return (long_side, cand) if h >= w else (cand, long_side)
 
 
 def boxes_from_map(
@@ -51,7 +66,15 @@ class TextDetector:
         self.runner = PaddleRunner(self.model, predictor_cfg, exec_stream)
 
     def preprocess(self, image: np.ndarray) -> tuple[np.ndarray, ResizeTransform]:
+        """Resize (long side <= limit), pad with white into a fixed canvas, normalize. The transform maps
+        network pixels back to page pixels (padding is right/bottom, so it does not shift anything)."""
         resized, transform = resize_for_detection(image, self.cfg.limit_side_len, self.cfg.max_upscale)
+        h, w = resized.shape[:2]
+        ch, cw = canvas_for(h, w, self.cfg.limit_side_len)
+        if (ch, cw) != (h, w):
+            canvas = np.full((ch, cw, 3), 255, np.uint8)
+            canvas[:h, :w] = resized
+            resized = canvas
         return normalize_det(resized), transform
 
     def detect_batch(self, images: Sequence[np.ndarray]) -> list[list[TextBox] | StageError]:
@@ -63,21 +86,14 @@ class TextDetector:
                 prepared.append((i, x, t))
             except Exception as exc:  # per-item: a bad page never stops the others
                 results[i] = StageError("detect", type(exc).__name__, str(exc))
-        # pages with the same network shape run as one batch (A4 scans usually share it)
-        groups: dict[tuple[int, int], list[tuple[int, np.ndarray, ResizeTransform]]] = {}
-        for item in prepared:
-            groups.setdefault(item[1].shape[1:], []).append(item)
-        for items in groups.values():
+        # one page per run: every run then has one of the few canvas shapes (a batch dimension that
+        # varies would be a new shape each time, and Paddle keeps memory per shape); on CPU a det batch
+        # of several pages is not faster per page anyway
+        for i, x, t in prepared:
             try:
-                probs = self.runner.run_one(np.stack([x for _, x, _ in items]))
-            except Exception as exc:
-                for i, _, _ in items:
-                    results[i] = StageError("detect", type(exc).__name__, str(exc))
-                continue
-            for (i, x, t), prob in zip(items, probs):
+                prob = self.runner.run_one(x[None])[0, 0]
                 h, w = images[i].shape[:2]
-                try:
-                    results[i] = boxes_from_map(prob[0], t, w, h, self.cfg)
-                except Exception as exc:
-                    results[i] = StageError("detect", type(exc).__name__, str(exc))
+                results[i] = boxes_from_map(prob, t, w, h, self.cfg)
+            except Exception as exc:
+                results[i] = StageError("detect", type(exc).__name__, str(exc))
         return results

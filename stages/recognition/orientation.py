@@ -24,8 +24,10 @@ class OrientationClassifier:
         bs = self.cfg.batch_size
         for start in range(0, len(out), bs):
             chunk = out[start : start + bs]
-            x = np.stack([resize_to_bucket(c, _CLS_HEIGHT, (_CLS_WIDTH,))[0] for c in chunk])
-            probs = self.runner.run_one(x)
+            x = np.zeros((bs, 3, _CLS_HEIGHT, _CLS_WIDTH), np.float32)  # one shape: bounded memory
+            for j, c in enumerate(chunk):
+                x[j] = resize_to_bucket(c, _CLS_HEIGHT, (_CLS_WIDTH,))[0]
+            probs = self.runner.run_one(x)[: len(chunk)]
             for j, p in enumerate(probs):
                 if int(np.argmax(p)) == 1 and float(p[1]) >= self.cfg.cls_thresh:
                     out[start + j] = np.ascontiguousarray(np.rot90(chunk[j], 2))

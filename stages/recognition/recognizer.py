@@ -66,12 +66,15 @@ class TextRecognizer:
                 by_bucket.setdefault(bucket, []).append((i, x, used))
             except Exception as exc:
                 results[i] = StageError("recognize", type(exc).__name__, str(exc))
-        bs = self.cfg.batch_size
         for bucket, items in by_bucket.items():
-            for start in range(0, len(items), bs):
-                chunk = items[start : start + bs]
+            rows = self.rows_for(bucket)
+            for start in range(0, len(items), rows):
+                chunk = items[start : start + rows]
+                batch = np.zeros((rows,) + chunk[0][1].shape, np.float32)  # fixed shape per bucket
+                for j, (_, x, _) in enumerate(chunk):
+                    batch[j] = x
                 try:
-                    out = self.runner.run_one(np.stack([x for _, x, _ in chunk]))
+                    out = self.runner.run_one(batch)
                 except Exception as exc:
                     for i, _, _ in chunk:
                         results[i] = StageError("recognize", type(exc).__name__, str(exc))
@@ -82,6 +85,11 @@ class TextRecognizer:
                     except Exception as exc:
                         results[i] = StageError("recognize", type(exc).__name__, str(exc))
         return results
+
+    def rows_for(self, bucket: int) -> int:
+        """Rows of a batch in this width bucket: fixed (partial batches are padded with blank rows), so
+        the predictor only ever sees one shape per bucket and its memory stays bounded."""
+        return max(1, self.cfg.batch_pixels // bucket)
 
     def _finish(self, probs: np.ndarray, used_width: int) -> Recognized:
         # frames past the image content (right padding) carry only blanks; drop them
