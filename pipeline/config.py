@@ -130,8 +130,13 @@ class OutputConfig(_Strict):
 
 
 class EngineConfig(_Strict):
+    # auto: on CPU, worker processes (Paddle's run() holds the GIL, threads do not overlap);
+    # on GPU, threads in one process sharing one CUDA context. inline: one in-process worker.
     mode: Literal["auto", "inline", "threads", "processes"] = "auto"
-    workers: int = Field(0, ge=0, description="0 = choose from the core count")
+    workers: int = Field(0, ge=0, description="0 = cores // threads_per_worker (CPU), 1 (GPU)")
+    # CPU math threads of each worker process's predictors (replaces predictor.cpu_threads there);
+    # the single-document path (extract(), inline) keeps predictor.cpu_threads
+    threads_per_worker: int = Field(1, ge=1)
     max_batch: int = Field(8, ge=1)
     max_wait_ms: float = Field(8.0, ge=0)
     queue_size: int = Field(16, ge=1)

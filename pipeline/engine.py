@@ -179,10 +179,16 @@ class Engine:
             mode = "threads" if pc.device == "gpu" else "processes"
         if mode == "inline":
             return "threads", 1
-        workers = ec.workers or (1 if pc.device == "gpu" else max(1, (os.cpu_count() or 1) // pc.cpu_threads))
-        if mode == "processes" and workers == 1 and ec.mode == "auto":
-            mode = "threads"  # one worker: no point paying for a process hop
-        return mode, workers
+        if mode == "processes":
+            workers = ec.workers or max(1, (os.cpu_count() or 1) // ec.threads_per_worker)
+            if workers == 1 and ec.mode == "auto":
+                return "threads", 1  # one worker: no point paying for a process hop
+            # each process gets its share of the cores
+            self.config = self.config.model_copy(
+                update={"predictor": pc.model_copy(update={"cpu_threads": ec.threads_per_worker})}
+            )
+            return "processes", workers
+        return "threads", ec.workers or 1
 
     # -- worker messages --------------------------------------------------------------------------
     def _receive(self, timeout: float) -> list[tuple]:
