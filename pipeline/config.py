@@ -116,8 +116,9 @@ class ReviewConfig(_Strict):
 
 
 class ExtractionConfig(_Strict):
-    # hybrid: the ERNIE-Layout model's candidates first, the rules' where the model's value does not validate
+    # hybrid: candidates from both; the preferred source's value is taken when it validates, else the other's
     method: Literal["hybrid", "model", "rules"] = "hybrid"
+    prefer: Literal["rules", "model"] = "rules"
     model_dir: Optional[Path] = None  # default: models/weights/extractor (trained by models/extractor/train.py)
     redecode: bool = True  # constrained CTC re-decoding of invalid ID/phone/date/amount values
 

@@ -45,9 +45,13 @@ def _frame_of(line: TextLine, ci: int, n_frames: int) -> int:
     return int(min(n_frames - 1, max(0, round(line.char_u[ci] * n_frames - 0.5))))
 
 
-def redecode_candidates(line: TextLine, c0: int, c1: int, allowed: np.ndarray, chars: CharDict, n: int = 8) -> list[str]:
+def redecode_candidates(
+    line: TextLine, c0: int, c1: int, allowed: np.ndarray, chars: CharDict, n: int = 8, max_ratio: float = 20.0
+) -> list[str]:
     """Re-run CTC prefix beam search over the frames of characters ``c0..c1`` (inclusive) of ``line``,
-    emitting only classes in ``allowed``; returns up to ``n`` texts, most probable first."""
+    emitting only classes in ``allowed``; returns up to ``n`` texts, most probable first, keeping only
+    those at most ``max_ratio`` times less probable than the best: an alternative must be one the
+    recognizer really hesitated over, not any string that happens to pass a checksum."""
     fp = line.frame_probs
     if fp is None or len(line.char_u) != len(line.text) or not line.text:
         return []
@@ -61,7 +65,10 @@ def redecode_candidates(line: TextLine, c0: int, c1: int, allowed: np.ndarray, c
         return []
     sub = fp.probs[start:end]
     found = beam_search_topn(sub, n=n, beam_width=max(8, n), allowed=allowed_cols, prune=1e-4)
-    return [chars.decode([int(fp.columns[j]) for j in r.labels]) for r in found]
+    if not found:
+        return []
+    floor = found[0].log_prob - float(np.log(max_ratio))
+    return [chars.decode([int(fp.columns[j]) for j in r.labels]) for r in found if r.log_prob >= floor]
 
 
 class FieldAssembler:

@@ -55,6 +55,7 @@ class ExtractionStage:
     def __init__(self, config: DocpipeConfig, chars: CharDict):
         ec = config.extraction
         self.method = ec.method
+        self.prefer = ec.prefer
         self.model = None
         if ec.method in ("model", "hybrid"):
             from stages.extraction.ernie import ErnieExtractor
@@ -96,5 +97,6 @@ class ExtractionStage:
         today = date.today()
         model = self.model_candidates(lines, pages) if self.model is not None else {}
         rules = self.rules_candidates(lines, today) if self.method in ("rules", "hybrid") else {}
-        cands = {k: [c for c in (model.get(k), rules.get(k)) if c is not None] for k in FIELDS}
+        first, second = (rules, model) if self.prefer == "rules" else (model, rules)
+        cands = {k: [c for c in (first.get(k), second.get(k)) if c is not None] for k in FIELDS}
         return self.assembler.assemble(cands, lines, today)

@@ -1,0 +1,105 @@
+"""Field assembly: constrained re-decoding, validation, polygons, review - on hand-made CTC outputs."""
+from datetime import date
+
+import numpy as np
+import pytest
+
+from models.registry import resolve_model
+from stages.extraction.assemble import Candidate, FieldAssembler
+from stages.postprocess.normalize import id_check_char
+from stages.recognition.ctc import CharDict
+from stages.types import FrameProbs, TextLine
+
+TODAY = date(2026, 11, 30)
+
+
+@pytest.fixture(scope="module")
+def chars() -> CharDict:
+    return CharDict.from_chars(resolve_model("ppocrv4_rec", "rec").characters, use_space_char=True)
+
+
+def _valid_id() -> str:
+    first17 = "11010519900307451"
+    return first17 + id_check_char(first17)
+
+
+def _line(chars: CharDict, text: str, confusions: dict[int, tuple[str, float]]) -> TextLine:
+    """A line whose CTC output reads ``text`` on the best path; at positions in ``confusions`` a
+    competing character gets the given probability (the read one gets the rest)."""
+    ids = {c: int(chars.encode_charset(c)[0]) for c in set(text) | {c for c, _ in confusions.values()}}
+    t = 2 * len(text)
+    probs = np.full((t, chars.num_classes), 1e-7, np.float32)
+    for i, ch in enumerate(text):
+        if i in confusions:
+            alt, p_alt = confusions[i]
+            probs[2 * i, ids[ch]] = 1 - p_alt
+            probs[2 * i, ids[alt]] = p_alt
+        else:
+            probs[2 * i, ids[ch]] = 0.99
+        probs[2 * i + 1, 0] = 0.99
+    probs /= probs.sum(axis=1, keepdims=True)
+    keep = np.unique(np.concatenate([[0], chars.encode_charset("0123456789X")]))
+    cols = np.unique(np.concatenate([keep, [ids[c] for c in ids]])).astype(np.int32)
+    fp = FrameProbs(cols, probs[:, cols])
+    poly = np.array([[10, 10], [10 + 20 * len(text), 10], [10 + 20 * len(text), 40], [10, 40]], np.float32)
+    u = tuple((2 * i + 0.5) / t for i in range(len(text)))
+    return TextLine(text=text, score=0.9, polygon=poly, char_probs=tuple([0.9] * len(text)), char_u=u, frame_probs=fp)
+
+
+def _cand(text: str) -> Candidate:
+    return Candidate("policyholder_id_number", text, tuple((0, 0, i) for i in range(len(text))), 0.95, "model")
+
+
+def test_redecoding_fixes_a_hesitant_digit(chars):
+    good = _valid_id()
+    wrong = good[:5] + ("8" if good[5] != "8" else "3") + good[6:]
+    line = _line(chars, wrong, {5: (good[5], 0.45)})
+    asm = FieldAssembler(chars, 0.5, ())
+    d = asm.decide(_cand(wrong), [[line]], TODAY)
+    assert d.normalized.value == good and d.normalized.valid
+    assert d.redecoded_from == wrong
+
+
+def test_redecoding_leaves_a_confidently_wrong_id_invalid(chars):
+    good = _valid_id()
+    wrong = good[:5] + ("8" if good[5] != "8" else "3") + good[6:]
+    line = _line(chars, wrong, {5: (good[5], 0.0005)})
+    asm = FieldAssembler(chars, 0.5, ("policyholder_id_number",))
+    d = asm.decide(_cand(wrong), [[line]], TODAY)
+    assert not d.normalized.valid and "id_checksum" in d.normalized.issues and d.redecoded_from is None
+    fields, reasons, _ = asm.assemble({"policyholder_id_number": [_cand(wrong)]}, [[line]], TODAY)
+    f = fields["policyholder_id_number"]
+    assert f["valid"] is False and "id_checksum" in f["issues"]
+    assert "invalid:policyholder_id_number" in reasons
+
+
+def test_redecoding_can_be_switched_off(chars):
+    good = _valid_id()
+    wrong = good[:5] + ("8" if good[5] != "8" else "3") + good[6:]
+    line = _line(chars, wrong, {5: (good[5], 0.45)})
+    d = FieldAssembler(chars, 0.5, (), redecode=False).decide(_cand(wrong), [[line]], TODAY)
+    assert not d.normalized.valid
+
+
+def test_field_record_has_polygon_confidence_and_review(chars):
+    good = _valid_id()
+    line = _line(chars, good, {})
+    asm = FieldAssembler(chars, 0.99, ("policyholder_id_number", "insured_name"))
+    fields, reasons, diag = asm.assemble({"policyholder_id_number": [_cand(good)], "insured_name": []}, [[line]], TODAY)
+    f = fields["policyholder_id_number"]
+    assert f["value"] == good and f["valid"] and f["page"] == 0 and len(f["polygon"]) == 4
+    assert 0 < f["confidence"] <= 1
+    assert fields["insured_name"] is None and "missing:insured_name" in reasons
+    assert "low_confidence:policyholder_id_number" in reasons  # 0.95 * 0.9 < 0.99
+    assert set(fields) >= {"policy_number", "premium"} and diag["methods"] == {"policyholder_id_number": "model"}
+
+
+def test_first_valid_candidate_wins(chars):
+    good = _valid_id()
+    bad = good[:-1] + ("0" if good[-1] != "0" else "1")
+    l_bad, l_good = _line(chars, bad, {}), _line(chars, good, {})
+    asm = FieldAssembler(chars, 0.5, ())
+    c_bad = Candidate("policyholder_id_number", bad, tuple((0, 0, i) for i in range(18)), 0.9, "rules")
+    c_good = Candidate("policyholder_id_number", good, tuple((0, 1, i) for i in range(18)), 0.9, "model")
+    d = asm.choose([c_bad, c_good], [[l_bad, l_good]], TODAY)
+    assert d.candidate.method == "model" and d.normalized.value == good
