@@ -1,0 +1,107 @@
+"""Extractor data pipeline and metrics (numpy only: runs in the runtime and the training environment)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.models.extractor_fakes import corpus_chars, fake_doc, write_fake_corpus
+from models.extractor.data import NoiseConfig, add_noise, featurize, load_docs, parse_doc, training_batches
+from models.extractor.labels import LABEL_TO_ID, LABELS, split_label
+from models.extractor.metrics import Scorer
+from models.extractor.vocab import SPECIAL_TOKENS, Vocab
+from models.extractor.windows import IGNORE_LABEL
+
+
+@pytest.fixture(scope="module")
+def vocab() -> Vocab:
+    return Vocab([*SPECIAL_TOKENS, *corpus_chars([fake_doc(i, 3) for i in range(6)]), " "])
+
+
+def test_load_docs_filters_split_and_other_json(tmp_path: Path) -> None:
+    write_fake_corpus(tmp_path, 8)
+    (tmp_path / "manifest.json").write_text(json.dumps({"count": 8}), encoding="utf-8")
+    (tmp_path / "broken.json").write_text("{", encoding="utf-8")
+    assert len(load_docs(tmp_path)) == 8
+    dev = load_docs(tmp_path, split="dev")
+    assert len(dev) == 2 and all(d.split == "dev" for d in dev)
+    assert len(load_docs(tmp_path, limit=3)) == 3
+
+
+def test_parse_doc_rejects_misaligned_labels() -> None:
+    raw = fake_doc(1)
+    raw["lines"][0]["labels"] = raw["lines"][0]["labels"][:-1]
+    with pytest.raises(ValueError):
+        parse_doc(raw)
+
+
+def _is_valid_bio(labels: np.ndarray) -> bool:
+    prev = ""
+    for lid in labels:
+        prefix, key = split_label(LABELS[int(lid)])
+        if prefix == "I" and key != prev:
+            return False
+        prev = key
+    return True
+
+
+def test_noise_keeps_alignment_and_bio(vocab: Vocab) -> None:
+    doc = parse_doc(fake_doc(5, filler_lines=3))
+    rng = np.random.default_rng(0)
+    heavy = NoiseConfig(substitute=0.2, delete=0.1, insert_space=0.1, swap_lines=0.5)
+    charset = [t for t in vocab.tokens[len(SPECIAL_TOKENS):] if t.strip()]
+    for _ in range(20):
+        noisy = add_noise(doc, rng, charset, heavy)
+        for t, b, lab in zip(noisy.texts, noisy.boxes, noisy.labels):
+            assert len(t) == b.shape[0] == lab.shape[0] > 0
+            assert (b[:, 2] > b[:, 0]).all() and (b[:, 3] > b[:, 1]).all()
+            assert _is_valid_bio(lab), (t, [LABELS[i] for i in lab])
+    clean = add_noise(doc, rng, charset, NoiseConfig.none())
+    assert clean.texts == doc.texts
+    assert all((a == b).all() for a, b in zip(clean.labels, doc.labels))
+
+
+def test_featurize_aligns_labels_with_characters(vocab: Vocab) -> None:
+    doc = parse_doc(fake_doc(2, filler_lines=3))
+    for line_sep in (False, True):
+        ex = featurize(doc, vocab, max_len=48, stride=30, line_sep=line_sep)
+        assert ex.is_char.sum() == doc.n_chars
+        assert (ex.token_labels[~ex.is_char] == IGNORE_LABEL).all()
+        assert ex.token_labels[ex.is_char].tolist() == np.concatenate(doc.labels).tolist()
+        for w, (s, length) in enumerate(ex.spans):
+            assert ex.labels[w, 1 : 1 + length].tolist() == ex.token_labels[s : s + length].tolist()
+            assert (ex.labels[w, 0] == IGNORE_LABEL) and (ex.labels[w, 1 + length :] == IGNORE_LABEL).all()
+
+
+def test_training_batches_cover_an_epoch(vocab: Vocab) -> None:
+    docs = [parse_doc(fake_doc(i, filler_lines=3)) for i in range(6)]
+    rng = np.random.default_rng(0)
+    n_windows = sum(featurize(d, vocab, 64, 40, False).input_ids.shape[0] for d in docs)
+    batches = list(training_batches(docs, vocab, 64, 40, False, 4, rng, NoiseConfig.none()))
+    assert sum(b.input_ids.shape[0] for b in batches) == n_windows
+    for b in batches:
+        assert b.input_ids.shape[1] % 32 == 0 or b.input_ids.shape[1] == 64
+        assert b.bbox.shape == b.input_ids.shape + (4,) and b.labels.shape == b.input_ids.shape
+
+
+def test_scorer_token_and_field_measures() -> None:
+    chars = list("号P12名张三")
+    gold = np.array([LABEL_TO_ID[x] for x in
+                     ["O", "B-policy_number", "I-policy_number", "I-policy_number", "O", "B-insured_name", "I-insured_name"]])
+    sc = Scorer()
+    sc.add(chars, gold, gold.copy())
+    rep = sc.report()
+    assert rep["token"]["f1"] == 1.0 and rep["field_micro"]["f1"] == 1.0 and rep["document_accuracy"] == 1.0
+    pred = gold.copy()
+    pred[3] = 0  # policy number cut short -> wrong field; name right
+    pred[0] = LABEL_TO_ID["B-premium"]  # spurious field
+    sc2 = Scorer()
+    sc2.add(chars, gold, pred)
+    rep2 = sc2.report()
+    assert rep2["field_micro"]["precision"] == pytest.approx(1 / 3, abs=1e-4)
+    assert rep2["field_micro"]["recall"] == pytest.approx(1 / 2)
+    assert rep2["document_accuracy"] == 0.0
+    assert rep2["per_field_f1"]["insured_name"] == 1.0 and rep2["per_field_f1"]["policy_number"] == 0.0
+    assert rep2["token"]["recall"] == pytest.approx(4 / 5)
