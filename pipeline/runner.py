@@ -23,24 +23,6 @@ from stages.types import StageError
 SourceLike = Union[str, Path, bytes, np.ndarray]
 Outcome = Literal["ok", "needs_review", "failed"]
 
-#: Field keys of the output schema (DESIGN.md §5), used when the engine's own list cannot be imported.
-FIELD_KEYS: tuple[str, ...] = (
-    "policy_number",
-    "insurer",
-    "product_name",
-    "policyholder_name",
-    "policyholder_id_number",
-    "policyholder_phone",
-    "policyholder_address",
-    "insured_name",
-    "insured_id_number",
-    "beneficiary_name",
-    "sum_insured",
-    "premium",
-    "effective_date",
-    "expiry_date",
-    "issue_date",
-)
 
 
 class Processor(Protocol):
@@ -135,13 +117,10 @@ def outcome_of(record: dict) -> Outcome:
 
 
 def field_keys() -> tuple[str, ...]:
-    """The schema's field keys: the engine's list when importable, else DESIGN.md §5's."""
-    try:
-        from pipeline.processor import FIELD_KEYS  # the engine's own list
+    """The schema's field keys (the field registry's order)."""
+    from stages.extraction.fields import FIELD_KEYS
 
-        return tuple(FIELD_KEYS)
-    except Exception:  # pragma: no cover - only while the engine module is unavailable
-        return FIELD_KEYS
+    return FIELD_KEYS
 
 
 def error_record(source: str, stage: str, type: str, message: str) -> dict:  # noqa: A002
