@@ -63,6 +63,14 @@ def test_noise_keeps_alignment_and_bio(vocab: Vocab) -> None:
     assert all((a == b).all() for a, b in zip(clean.labels, doc.labels))
 
 
+def test_noise_can_delete_whole_lines(vocab: Vocab) -> None:
+    doc = parse_doc(fake_doc(5, filler_lines=3))
+    gone = add_noise(doc, np.random.default_rng(0), ["a"], NoiseConfig(delete=1.0))
+    assert gone.texts == [] and gone.n_chars == 0
+    ex = featurize(gone, vocab, max_len=48, stride=30, line_sep=True)
+    assert ex.input_ids.shape == (1, 48) and ex.attention_mask.sum() == 2
+
+
 def test_featurize_aligns_labels_with_characters(vocab: Vocab) -> None:
     doc = parse_doc(fake_doc(2, filler_lines=3))
     for line_sep in (False, True):

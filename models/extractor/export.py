@@ -1,0 +1,51 @@
+"""Export a trained extractor to a Paddle Inference (PIR) program and load it back (training venv).
+
+Writes ``inference.json`` + ``inference.pdiparams``; inputs ``input_ids``, ``bbox``, ``attention_mask``
+(int64, dynamic batch and length), one output: label probabilities ``[B, L, num_labels]`` float32.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import paddle
+from paddle import inference
+from paddle.static import InputSpec
+
+from models.extractor.model import ExtractorModel, ProbabilityHead
+
+MODEL_STEM = "inference"
+
+
+def input_spec() -> list[InputSpec]:
+    return [
+        InputSpec([None, None], "int64", "input_ids"),
+        InputSpec([None, None, 4], "int64", "bbox"),
+        InputSpec([None, None], "int64", "attention_mask"),
+    ]
+
+
+def export_model(model: ExtractorModel, out_dir: str | Path) -> Path:
+    """Save ``model`` (switched to eval mode) as ``out_dir/inference.{json,pdiparams}``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    was_training = model.training
+    head = ProbabilityHead(model)
+    head.eval()
+    static = paddle.jit.to_static(head, input_spec=input_spec(), full_graph=True)
+    paddle.jit.save(static, str(out / MODEL_STEM))
+    if was_training:
+        model.train()
+    return out
+
+
+def make_predictor(model_dir: str | Path, threads: int = 1, mkldnn: bool = True) -> inference.Predictor:
+    d = Path(model_dir)
+    cfg = inference.Config(str(d / f"{MODEL_STEM}.json"), str(d / f"{MODEL_STEM}.pdiparams"))
+    cfg.disable_gpu()
+    if mkldnn:
+        cfg.enable_mkldnn()
+    else:
+        cfg.disable_mkldnn()
+    cfg.set_cpu_math_library_num_threads(threads)
+    cfg.disable_glog_info()
+    return inference.create_predictor(cfg)
