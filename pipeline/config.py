@@ -100,7 +100,9 @@ class RecognitionConfig(_Strict):
 
 
 class ReviewConfig(_Strict):
-    confidence_threshold: float = Field(0.85, ge=0, le=1)
+    # confidence = extraction score x mean recognition probability. Rules score 0.70-0.92 for label-anchored
+    # values and 0.45 for bare-pattern guesses, so 0.6 sends pattern guesses and unsure reads to review.
+    confidence_threshold: float = Field(0.6, ge=0, le=1)
     # None: the fields marked required in stages/extraction/fields.py
     required_fields: Optional[tuple[str, ...]] = None
 
