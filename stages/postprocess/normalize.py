@@ -171,6 +171,8 @@ _CN_AMOUNT_CHARS = "".join(_AMOUNT_DIGITS) + "".join(_SMALL_UNITS) + "".join(_BI
 _CN_AMOUNT_RUN = re.compile(f"[{_CN_AMOUNT_CHARS}]+")
 _CN_NUMERIC = set(_AMOUNT_DIGITS) | set(_SMALL_UNITS)
 _ARABIC_AMOUNT = re.compile(r"(?<![\d.])(?P<num>\d[\d,]*(?:\.\d+)?)(?P<mult>万|萬|亿|億)?")
+# a thousands comma that OCR read as a full stop: "23.392.70" (a dot, 3 digits, then another separator)
+_DOT_AS_THOUSANDS = re.compile(r"(?<=\d)\.(?=\d{3}[.,]\d)")
 _CENT = Decimal("0.01")
 
 
@@ -286,7 +288,7 @@ def parse_chinese_amount(text: str) -> Optional[Decimal]:
 
 def parse_arabic_amount(text: str) -> Optional[Decimal]:
     """The first Arabic-numeral amount in ``text``: ``¥500,000.00`` / ``1.5万元`` / ``RMB 500000``; ``None`` if none."""
-    m = _ARABIC_AMOUNT.search(fix_digit_lookalikes(compact(text)))
+    m = _ARABIC_AMOUNT.search(_DOT_AS_THOUSANDS.sub(",", fix_digit_lookalikes(compact(text))))
     if m is None:
         return None
     num = m["num"].replace(",", "").rstrip(".")

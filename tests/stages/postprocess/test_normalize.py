@@ -427,3 +427,13 @@ def test_lookalikes_in_numeric_fields() -> None:
     assert normalize_phone("l38-l234-5678") == Normalized("13812345678")
     assert normalize_id_number("11O1O519900307451X", TODAY) == Normalized("11010519900307451X")
     assert normalize_amount("¥5OO,OOO.OO") == Normalized("500000.00")
+
+
+def test_thousands_comma_read_as_a_full_stop():
+    from stages.postprocess.normalize import normalize_amount
+
+    assert normalize_amount("￥23.392.70").value == "23392.70"
+    assert normalize_amount("500.000.00元").value == "500000.00"
+    assert normalize_amount("1.500.000.00").value == "1500000.00"
+    assert normalize_amount("1.5万元").value == "15000.00"
+    assert normalize_amount("¥3,256.50").value == "3256.50"
