@@ -8,11 +8,9 @@ import io
 import json
 import os
 import signal
-import struct
 import subprocess
 import sys
 import time
-import zlib
 from collections import Counter
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -27,7 +25,7 @@ from pipeline.config import DocpipeConfig
 from pipeline.fsutil import UnsafePathError, safe_child, unique_base
 from pipeline.runner import PROCESSORS, error_record, field_keys
 from pipeline.sources import DecodeError, load_pages
-from tests.pipeline.test_watcher import slow_pdf
+from tests.pipeline.helpers import SharedEngine, encode, png_with_declared_size, slow_pdf
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -80,20 +78,6 @@ def _reset_calls() -> None:
 
 
 # ---------------------------------------------------------------------------------------- corpus
-
-
-def encode(img: Image.Image, fmt: str, **kw) -> bytes:
-    buf = io.BytesIO()
-    img.save(buf, format=fmt, **kw)
-    return buf.getvalue()
-
-
-def png_with_declared_size(w: int, h: int) -> bytes:
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
-
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 1, 0, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(b"\0" * 16)) + chunk(b"IEND", b""))
 
 
 ENCRYPTED_PDF = (
@@ -397,25 +381,6 @@ def test_sigterm_finishes_in_flight_and_resumes(tmp_path: Path, capsys: pytest.C
 
 
 # ---------------------------------------------------------------------------- the real engine
-
-
-class SharedEngine:
-    """Hands one module-wide Engine to run_batch without letting it close the engine."""
-
-    def __init__(self, engine) -> None:
-        self.engine = engine
-
-    def extract_many(self, sources, ordered=True):
-        return self.engine.extract_many(sources, ordered=ordered)
-
-
-@pytest.fixture(scope="module")
-def engine(request: pytest.FixtureRequest):
-    """The session's shared inline Engine (tests/conftest.py); skipped where it cannot start."""
-    try:
-        return request.getfixturevalue("inline_engine")
-    except Exception as exc:  # engine module or model files unavailable here
-        pytest.skip(f"engine cannot start: {exc}")
 
 
 def words_png(text: str) -> bytes:

@@ -7,7 +7,6 @@ import signal
 import time
 
 import cv2
-import numpy as np
 import psutil
 import pytest
 

@@ -3,9 +3,7 @@ from __future__ import annotations
 
 import io
 import os
-import struct
 import warnings
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -14,27 +12,12 @@ from PIL import Image
 
 from pipeline.config import InputConfig
 from pipeline.sources import DecodeError, load_pages, sniff_format
+from tests.pipeline.helpers import encode, png_with_declared_size
 
 CFG = InputConfig()
 # BGR (30, 120, 220): red != blue, so a channel swap is caught
 RGB = (220, 120, 30)
 BGR = [30, 120, 220]
-
-
-def encode(img: Image.Image, fmt: str, **kw) -> bytes:
-    buf = io.BytesIO()
-    img.save(buf, format=fmt, **kw)
-    return buf.getvalue()
-
-
-def png_with_declared_size(w: int, h: int) -> bytes:
-    """A tiny, valid-headered 1-bit PNG that *declares* w x h (no pixel data worth decoding)."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
-
-    ihdr = struct.pack(">IIBBBBB", w, h, 1, 0, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(b"\0" * 16)) + chunk(b"IEND", b"")
 
 
 def encrypted_pdf() -> bytes:

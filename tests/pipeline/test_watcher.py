@@ -30,6 +30,7 @@ from pipeline.journal import JobStore
 from pipeline.runner import error_record
 from pipeline.sources import DecodeError, load_pages
 from pipeline.watcher import Watcher, WatchOptions
+from tests.pipeline.helpers import SharedEngine, encode, slow_pdf
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -63,28 +64,7 @@ class LightProcessor:
 
 
 def png(seed: int) -> bytes:
-    buf = io.BytesIO()
-    Image.new("RGB", (16, 8), (seed % 256, (seed * 7) % 256, 3)).save(buf, format="PNG")
-    return buf.getvalue()
-
-
-def slow_pdf(tag: str, pages: int = 2, fills: int = 10) -> bytes:
-    """A PDF of about 1 KB that takes roughly 0.1 s to decode: each A4 page is painted over ``fills`` times,
-    and rendering at the default 200 dpi touches every pixel each time. ``tag`` makes the bytes unique."""
-    paint = b"\n".join(b"0.%d g 0 0 595 842 re f" % (i % 9 + 1) for i in range(fills))
-    kids = b" ".join(b"%d 0 R" % (3 + 2 * i) for i in range(pages))
-    objs = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, pages)]
-    for i in range(pages):
-        objs.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents %d 0 R >>" % (4 + 2 * i))
-        objs.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(paint), paint))
-    out, offsets = bytearray(b"%PDF-1.4\n%% " + tag.encode() + b"\n"), []
-    for n, obj in enumerate(objs, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (n, obj)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1) + b"".join(b"%010d 00000 n \n" % o for o in offsets)
-    out += b"trailer << /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
-    return bytes(out)
+    return encode(Image.new("RGB", (16, 8), (seed % 256, (seed * 7) % 256, 3)), "PNG")
 
 
 @pytest.fixture(scope="module")
@@ -392,24 +372,6 @@ def test_sigterm_drains_and_exits_zero(tmp_path: Path, slow_pdfs: dict[str, byte
 # ------------------------------------------------------------------------------- the real engine
 
 
-class SharedEngine:
-    def __init__(self, engine) -> None:
-        self.engine = engine
-
-    def extract_many(self, sources, ordered=True):
-        return self.engine.extract_many(sources, ordered=ordered)
-
-
-@pytest.fixture(scope="module")
-def engine(request: pytest.FixtureRequest):
-    """The session's shared inline Engine (tests/conftest.py); skipped where it cannot start."""
-    try:
-        return request.getfixturevalue("inline_engine")
-    except Exception as exc:  # engine module or model files unavailable here
-        pytest.skip(f"engine cannot start: {exc}")
-
-
-@pytest.mark.slow
 def test_watch_end_to_end_with_real_engine(tmp_path: Path, engine) -> None:
     import cv2
 
