@@ -16,7 +16,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from pipeline.metrics import CERCount, page_cer, total_cer
+from pipeline.metrics import CERCount, page_cer, text_polygons, total_cer
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ def truth_lines(page: Path) -> Optional[list[tuple[str, np.ndarray]]]:
     if not gt.is_file():
         return None
     data = json.loads(gt.read_text(encoding="utf-8"))
-    return [(ln["text"], np.asarray(ln["polygon"], np.float32)) for ln in data.get("lines", [])]
+    return text_polygons(data.get("lines", []))
 
 
 def run_engine(name: str, pages: list[str], args: argparse.Namespace, checkpoints: list[int]) -> dict[str, Any]:

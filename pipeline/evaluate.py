@@ -14,10 +14,9 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Optional
 
-import numpy as np
 
 from pipeline.config import ConfigError, load_config
-from pipeline.metrics import CERCount, page_cer, total_cer
+from pipeline.metrics import CERCount, page_cer, result_lines, text_polygons, total_cer
 from pipeline.scoring import Scoreboard
 
 IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".tif", ".tiff", ".pdf", ".bmp", ".webp")
@@ -84,8 +83,7 @@ def evaluate(directory: Path, config_path: Optional[str], limit: int = 0) -> dic
             want = truth["fields"]
             model.add_document(name, want, field_values(result))
             rules.add_document(name, want, rules_values(result, today) if not result["errors"] else {})
-            ref = [(ln["text"], np.asarray(ln["polygon"], np.float32)) for ln in truth.get("lines", [])]
-            hyp = [(ln["text"], np.asarray(ln["polygon"], np.float32)) for p in result["pages"] for ln in p["lines"]]
+            ref, hyp = text_polygons(truth.get("lines", [])), result_lines(result)
             if ref:
                 cer_counts.append(page_cer(ref, hyp))
             for key, diag in (result.get("diagnostics", {}).get("redecoded", {}) or {}).items():

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 from rapidfuzz.distance import Levenshtein
@@ -20,6 +20,16 @@ def canonical_text(text: str) -> str:
     Leaders are layout, not content; OCR engines (PP-OCR included) do not transcribe them."""
     t = "".join(unicodedata.normalize("NFKC", text).split())
     return _LEADERS.sub("", t)
+
+
+def text_polygons(records: Iterable[Mapping[str, Any]]) -> list[tuple[str, np.ndarray]]:
+    """``{"text", "polygon"}`` line records (ground truth or a result's lines) -> (text, 4x2 polygon) pairs."""
+    return [(r["text"], np.asarray(r["polygon"], np.float32)) for r in records]
+
+
+def result_lines(result: Mapping[str, Any]) -> list[tuple[str, np.ndarray]]:
+    """Every line of a schema-v1 result, all pages, as (text, polygon) pairs."""
+    return text_polygons(ln for page in result.get("pages", []) for ln in page["lines"])
 
 
 def page_text(lines: Sequence[tuple[str, np.ndarray]]) -> str:

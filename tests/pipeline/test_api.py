@@ -7,7 +7,7 @@ import cv2
 import numpy as np
 import pytest
 
-from pipeline.metrics import page_cer, total_cer
+from pipeline.metrics import page_cer, result_lines, text_polygons, total_cer
 from pipeline.scoring import Scoreboard
 from stages.extraction.fields import FIELDS
 from stages.postprocess.normalize import id_check_char
@@ -32,9 +32,7 @@ def test_ocr_cer_on_committed_samples_is_at_most_2_percent(sample_results):
     counts = []
     for _, truth, res in sample_results:
         assert not res["errors"]
-        ref = [(ln["text"], np.asarray(ln["polygon"], np.float32)) for ln in truth["lines"]]
-        hyp = [(ln["text"], np.asarray(ln["polygon"], np.float32)) for p in res["pages"] for ln in p["lines"]]
-        counts.append(page_cer(ref, hyp))
+        counts.append(page_cer(text_polygons(truth["lines"]), result_lines(res)))
     assert total_cer(counts) <= 0.02
 
 
