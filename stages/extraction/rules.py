@@ -29,6 +29,7 @@ from typing import Any, Iterable, Mapping, Optional, Protocol, Sequence
 import numpy as np
 
 from stages.extraction.fields import FIELD_KEYS, FIELDS, normalize_field
+from stages.extraction.label_similarity import field_similarities
 from stages.postprocess.normalize import Normalized, date_spans
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -74,7 +75,7 @@ class RuleMatch:
     text: str
     line_indices: tuple[int, ...]
     score: float
-    method: str  # label | label_right | label_below | narrative | pattern | same_as_policyholder
+    method: str  # label | label_right | label_below | narrative | pattern | unknown_label | same_as_policyholder
     normalized: Normalized
 
     @property
@@ -126,9 +127,9 @@ ROLE_WORDS: dict[str, str] = {
 
 ATTR_WORDS: dict[str, tuple[str, ...]] = {
     "name": ("姓名", "名称"),
-    "id": ("身份证号码", "身份证号", "身份证件号码", "身份证", "证件号码", "证件号", "公民身份号码", "证件号码(身份证)"),
-    "phone": ("联系电话", "手机号码", "手机号", "移动电话", "电话号码", "电话", "手机", "联系方式"),
-    "address": ("通讯地址", "联系地址", "通信地址", "住址", "家庭住址", "居住地址", "地址"),
+    "id": ("身份证号码", "身份证号", "身份证件号码", "身份证", "证件号码", "证件号", "证件号码(身份证)"),
+    "phone": ("联系电话", "手机号码", "手机号", "移动电话", "电话号码", "电话", "手机"),
+    "address": ("通讯地址", "联系地址", "通信地址", "住址", "居住地址", "地址"),
 }
 
 ROLE_FIELDS: dict[tuple[str, str], str] = {
@@ -148,28 +149,28 @@ ROLE_NAME_FIELDS: dict[str, str] = {
 }
 
 FIELD_LABELS: dict[str, tuple[str, ...]] = {
-    "policy_number": ("保险单号", "保险单号码", "保单号码", "保单号", "保单编号", "保险单编号", "保险合同号",
-                      "保险合同号码", "保险合同编号", "合同号码", "合同号", "合同编号", "保单合同号"),
-    "insurer": ("保险公司", "承保公司", "保险人", "承保机构", "承保人", "保险机构", "公司名称", "保险公司名称",
+    "policy_number": ("保险单号", "保险单号码", "保单号码", "保单号", "保险单编号", "保险合同号码", "保险合同编号",
+                      "合同号码", "合同号", "合同编号", "保单合同号"),
+    "insurer": ("保险公司", "承保公司", "保险人", "承保机构", "承保人", "公司名称", "保险公司名称",
                 "承保公司名称"),
     "product_name": ("险种名称", "产品名称", "保险产品名称", "保险产品", "主险名称", "险种", "保险险种", "保险名称",
-                     "产品", "主险", "保险计划", "计划名称"),
-    "sum_insured": ("保险金额", "基本保险金额", "基本保额", "保额", "保险金额合计", "总保险金额", "保障金额",
+                     "产品", "主险", "计划名称"),
+    "sum_insured": ("保险金额", "基本保险金额", "基本保额", "保额", "保险金额合计", "保障金额",
                     "基本保险金额合计", "保险金额总计", "总保额"),
     "premium": ("保险费", "首期保险费", "保费", "首期保费", "年交保费", "年缴保费", "年交保险费", "年缴保险费",
-                "期交保费", "期缴保费", "应交保费", "应缴保费", "总保费", "保险费合计", "保费合计", "合计保费",
+                "期交保费", "期缴保费", "应缴保费", "总保费", "保险费合计", "保费合计", "合计保费",
                 "标准保费", "首年保费", "首期保费合计", "实收保费", "应交保险费", "应缴保险费"),
-    "effective_date": ("生效日期", "保险起期", "起保日期", "合同生效日期", "保险责任起始日", "保险责任开始日期",
+    "effective_date": ("生效日期", "保险起期", "起保日期", "合同生效日期", "保险责任开始日期",
                        "保单生效日", "保单生效日期", "生效日", "起保时间", "保险起始日期", "保险开始日期",
-                       "合同生效日", "保险起始日", "生效时间", "起保日"),
-    "expiry_date": ("满期日期", "保险止期", "终止日期", "保险责任终止日", "保险责任终止日期", "到期日期", "满期日",
-                    "保险终止日期", "保单到期日", "保险到期日", "保险期满日", "合同终止日期", "到期日", "满期时间",
+                       "合同生效日", "保险起始日", "起保日"),
+    "expiry_date": ("满期日期", "保险止期", "终止日期", "保险责任终止日期", "满期日",
+                    "保险终止日期", "保单到期日", "保险到期日", "保险期满日", "合同终止日期", "满期时间",
                     "保险止日", "终保日期"),
     "issue_date": ("签单日期", "签发日期", "出单日期", "签单日", "签发日", "签单时间", "签发时间", "保单签发日期",
-                   "合同签发日期", "出单时间", "制单日期", "合同成立日期", "成立日期"),
+                   "合同签发日期", "出单时间", "合同成立日期", "成立日期"),
 }
 
-PERIOD_LABELS = ("保险期间", "保险期限", "保障期间", "保险责任期间", "保障期限", "保险有效期", "有效期间")
+PERIOD_LABELS = ("保险期间", "保险期限", "保障期间", "保障期限", "保险有效期", "有效期间")
 
 # labels that are never (or never directly) a field value; listed so that they cut values and win overlaps
 DISTRACTOR_LABELS = (
@@ -246,9 +247,9 @@ _CONNECTOR_RE = re.compile(r"^(?:为|是)")
 _UNKNOWN_LABEL_RE = re.compile(r"[\u4e00-\u9fff]{2,8}:")
 _UNKNOWN_LABEL_START_RE = re.compile(r"[\u4e00-\u9fff]{2,8}(?:\([\u4e00-\u9fff]{1,6}\))?(?::|[.…·_\-—]{3,})")
 _CJK_RE = re.compile(r"[\u4e00-\u9fff]")
-# words that may stand before a bare attribute label (家庭住址, 本人电话); any other word there (服务地址, 客户姓名)
+# words that may stand before a bare attribute label (居住地址, 本人电话); any other word there (服务地址, 客户姓名)
 # makes it someone else's attribute
-ATTR_QUALIFIERS = ("家庭", "居住", "常住", "现", "现居", "现住", "邮寄", "本人", "个人", "有效", "常用", "户籍")
+ATTR_QUALIFIERS = ("居住", "常住", "现", "现居", "现住", "本人", "个人", "有效", "常用", "户籍")
 
 
 @dataclass(frozen=True)
@@ -475,7 +476,9 @@ def _find_occurrences(line: _Line, li: int) -> list[_Occ]:
         prev_norm = line.comp_to_norm[s - 1] if s > 0 else -1
         gap_before = s > 0 and line.comp_to_norm[s] - prev_norm > 1
         punct_before = s > 0 and comp[s - 1] in _PUNCT
-        strong = at_start or separated or gap_before or punct_before
+        # a short box that ends with the label (指定受益人, 总保险金额): a label cell whose value is another box
+        ends_box = e == len(comp) and len(comp) <= 10 and not out and not any(ch in _PUNCT for ch in comp[:s])
+        strong = at_start or separated or gap_before or punct_before or ends_box
         if label.kind == "attr" and strong and not (at_start or gap_before or punct_before):
             strong = _qualified_ok(comp, s, out)
         out.append(_Occ(li, s, e, label, strong, value_start))
@@ -643,9 +646,24 @@ def _plausible(key: str, n: Normalized, method: str) -> Optional[float]:
         return None
     if key == "policyholder_address" and len(v) < 6:
         return None
-    if key == "product_name" and v.startswith(("本", "该", "此")):
+    if key == "product_name" and (v.startswith(("本", "该", "此")) or _ends_like_a_label(v, key)):
         return None
+    if key == "insurer" and method == "unknown_label" and not v.endswith(_COMPANY_SUFFIXES):
+        return None  # a label outside the lexicon: only a company name proves it names the insurer
     return 1.0
+
+
+_COMPANY_SUFFIXES = ("公司", "集团", "分公司", "中心")
+
+
+def _ends_like_a_label(value: str, key: str) -> bool:
+    """``总保险金额``, ``保险合同信息``: a label (of another field) or a section title read as a value."""
+    if value.endswith(SECTION_SUFFIXES):
+        return True
+    for text, d in LABELS.items():
+        if len(text) >= 2 and value.endswith(text) and key not in d.fields:
+            return True
+    return False
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -699,7 +717,10 @@ class _Doc:
         best: Optional[tuple[float, float]] = None
         found: Optional[_Line] = None
         for other in self.live:
-            if other is line or other.page != line.page or other.x0 < line.x1 - 0.3 * line.height:
+            # detector boxes are unclipped outwards, so a value on an underline may start under the label's colon:
+            # up to one line height of overlap, as long as most of the value lies to the right of the label
+            if (other is line or other.page != line.page or other.x0 < line.x1 - 1.0 * line.height
+                    or (other.x0 + other.x1) / 2 <= line.x1):
                 continue
             overlap = (min(line.y1, other.y1) - max(line.y0, other.y0)) / min(line.height, other.height)
             if overlap < 0.3:
@@ -765,7 +786,7 @@ class _Doc:
             return None
         # the value cell of the next table row: its label sits on its left
         for left in self.live:
-            if (left is not nxt and left.x1 <= nxt.x0 + 1 and left.page == nxt.page and self.occ[left.index]
+            if (left is not nxt and left.x1 <= nxt.x0 + left.height and left.page == nxt.page and self.occ[left.index]
                     and abs(left.cy - nxt.cy) < left.height + nxt.height):
                 last = self.occ[left.index][-1]
                 if (self.value_end(left.index, last.value_start) <= last.value_start
@@ -1110,7 +1131,7 @@ def _sub_segments(segments: _Segments, s: int, e: int) -> _Segments:
 # Strategy 2: narrative sentences over the text of all lines joined in reading order
 
 _NAME_PAT = r"[\u4e00-\u9fff·]{2,6}?"
-_ID_LABEL_PAT = r"(?:身份证号码|身份证号|身份证件号码|身份证|证件号码|证件号|公民身份号码)"
+_ID_LABEL_PAT = r"(?:身份证号码|身份证号|身份证件号码|身份证|证件号码|证件号)"
 _ID_IN_PARENS = rf"\([\u4e00-\u9fff]{{0,4}}?{_ID_LABEL_PAT}:?(?P<id>[0-9XxOoDlI|]{{17,18}})(?=[,;)])[^()]*\)"
 _NARRATIVE_PATTERNS: dict[str, re.Pattern[str]] = {
     "policyholder": re.compile(
@@ -1324,6 +1345,147 @@ def _company_and_product(doc: _Doc) -> list[_Candidate]:
 
 
 # ---------------------------------------------------------------------------------------------------------------------
+# Strategy 4: labels outside the lexicon (``保障额度：``, ``要保人``) fill fields still empty
+
+_SCORE_UNKNOWN = 0.6  # times the site's base score: above bare patterns, below every known label
+_MIN_SIMILARITY = 0.2
+_ROLE_PREFIX_BONUS = 0.5
+_UNKNOWN_RUN_RE = re.compile(r"[\u4e00-\u9fff]{2,10}(?:\([\u4e00-\u9fff]{1,6}\))?")
+_NAME_KINDS = ("name", "beneficiary")
+
+
+def _labels_by_field() -> dict[str, tuple[str, ...]]:
+    out: dict[str, list[str]] = {key: [] for key in FIELD_KEYS}
+    for text, d in LABELS.items():
+        if d.kind == "field":
+            for key in d.fields:
+                out[key].append(text)
+    out["_period"] = list(PERIOD_LABELS)
+    return {key: tuple(texts) for key, texts in out.items()}
+
+
+_LABELS_BY_FIELD = _labels_by_field()
+_MIN_LABEL_LIKENESS = 0.3
+
+
+def _label_likeness(text: str) -> float:
+    return max(field_similarities(text, _LABELS_BY_FIELD).values())
+
+
+@dataclass(frozen=True)
+class _Unknown:
+    occ: _Occ
+    text: str  # the label as printed, compact
+
+
+def _unknown_labels(doc: _Doc) -> list[_Unknown]:
+    """Label-like runs the lexicon does not know: a CJK run opening a line (or following a gap or punctuation)
+    and ending in a colon or leaders, or a short line that is nothing but such a run (a table header, a label box)
+    with a value box to its right or below."""
+    out: list[_Unknown] = []
+    for li in doc.order:
+        line = doc.lines[li]
+        comp = line.comp
+        line_start = _line_start(comp)
+        for m in _UNKNOWN_RUN_RE.finditer(comp):
+            s, e = m.span()
+            if s > line_start and comp[s - 1] not in _PUNCT and line.comp_to_norm[s] - line.comp_to_norm[s - 1] <= 1:
+                continue  # inside running text
+            value_start, separated = _skip_connectors(comp, e)
+            whole_line = s <= line_start and e == len(comp) and e - s <= 8
+            if not separated and not whole_line:
+                continue
+            text = comp[s:e]
+            if text in LABELS or text.endswith(SECTION_SUFFIXES) or any(w in text for w in _DISTRACTOR_WORDS):
+                continue
+            if not separated and _label_likeness(text) < _MIN_LABEL_LIKENESS:
+                continue  # a bare short line is a label only if it reads like one (张三 does not)
+            if any(role == "other" and w in text for w, role in ROLE_WORDS.items()):
+                continue
+            ending = [o for o in doc.all_occ[li] if o.end == e and o.start >= s]
+            if any(o.label.kind in ("field", "period") or (o.label.kind == "attr" and o in doc.occ[li])
+                   or (o.label.kind == "distractor" and (len(o.label.text) >= 3 or o.start == s)) for o in ending):
+                continue  # a known label ends the run: the label pass has read it
+            out.append(_Unknown(_Occ(li, s, e, LabelDef(text, "field"), True, value_start), text))
+    return out
+
+
+def _unknown_label_candidates(doc: _Doc, filled: Mapping[str, _Candidate]) -> list[_Candidate]:
+    """Candidates for still-empty fields from labels outside the lexicon.
+
+    Each unknown label is compared with the known labels of every empty field (:mod:`label_similarity`); its value
+    must fit the field's shape. Pairs are taken greedily, most similar first, then in reading order, so two unknown
+    person labels fill the policyholder before the insured; names go first, and an unknown label that starts with an
+    unknown name label already placed (``要保人`` → ``要保人证件号码``) follows that person's role.
+    """
+    taken = {(c.match.line_indices, c.match.value) for c in filled.values()}
+    unknowns = _unknown_labels(doc)
+    label_lines = {u.occ.line for u in unknowns if u.occ.start == _line_start(doc.lines[u.occ.line].comp)}
+    sites = {id(u): [site for site in _value_sites(doc, u.occ) if site[0][0][0] == u.occ.line
+                     or site[0][0][0] not in label_lines] for u in unknowns}
+    out: list[_Candidate] = []
+    used: set[int] = set()
+    cells = [o for occs in doc.occ for o in occs if o.label.kind != "period"
+             and o.start <= _line_start(doc.lines[o.line].comp) and o.value_start >= len(doc.lines[o.line].comp)
+             and _value_sites(doc, o)]
+    named = {key for o in cells for key in _occ_fields(doc, o)[0]}
+    # a field whose own (known) label is a label cell with a value box beside or under it is not given to a label
+    # outside the lexicon (a period label is not counted: it may hold a duration such as 1年)
+    empty = [key for key in FIELD_KEYS if key not in filled and key not in named]
+    prefix_role: dict[str, str] = {}
+    for phase in ("names", "rest"):
+        pairs: list[tuple[float, int, int, _Unknown, str, list[_Candidate]]] = []
+        keys = [k for k in empty + ["_period"] if (FIELDS[k].kind in _NAME_KINDS if k in FIELDS else False)
+                == (phase == "names")]
+        for u in unknowns:
+            if id(u) in used:
+                continue
+            sims = field_similarities(u.text, {k: _LABELS_BY_FIELD[k] for k in keys})
+            for prefix, role in prefix_role.items():
+                if u.text.startswith(prefix) and u.text != prefix:
+                    for attr, words in ATTR_WORDS.items():
+                        key = ROLE_FIELDS.get((role, attr))
+                        if key in sims:
+                            sims[key] += _ROLE_PREFIX_BONUS
+            for key, sim in sims.items():
+                if sim < _MIN_SIMILARITY:
+                    continue
+                cands = _unknown_site_candidates(doc, key, sites[id(u)], sim)
+                if cands and not any((c.match.line_indices, c.match.value) in taken for c in cands):
+                    order = FIELD_KEYS.index(key) if key in FIELDS else len(FIELD_KEYS)
+                    pairs.append((-round(sim, 2), doc.rank[u.occ.line], order, u, key, cands))
+        pairs.sort(key=lambda p: p[:3])
+        done: set[str] = set()
+        for _, _, _, u, key, cands in pairs:
+            if id(u) in used or key in done or (key == "_period" and {"effective_date", "expiry_date"} & done):
+                continue
+            used.add(id(u))
+            done.update([key] if key != "_period" else [c.key for c in cands])
+            out.extend(cands)
+            if phase == "names" and key in ROLE_NAME_FIELDS.values():
+                prefix_role[u.text] = next(r for r, k in ROLE_NAME_FIELDS.items() if k == key)
+        empty = [k for k in empty if k not in done]
+    return out
+
+
+def _unknown_site_candidates(doc: _Doc, key: str, sites: list[tuple[_Segments, _Segments, str, float]],
+                             sim: float) -> list[_Candidate]:
+    """The first site whose value fits ``key`` (a period label: the dates of the first site holding any)."""
+    factor = _SCORE_UNKNOWN * min(1.0, 0.5 + sim)
+    for segments, cont, method, base in sites:
+        if key == "_period":
+            found = _period_candidates(doc, segments + cont, "unknown_label", base * factor)
+            if found:
+                return found
+            continue
+        wrapped = cont and FIELDS[key].kind in _CONTINUABLE
+        c = doc.make_segments(key, segments + cont if wrapped else segments, "unknown_label", base * factor)
+        if c is not None:
+            return [c]
+    return []
+
+
+# ---------------------------------------------------------------------------------------------------------------------
 # Entry point
 
 
@@ -1379,6 +1541,8 @@ def extract_rules(lines: Sequence[OcrLineLike], today: date) -> dict[str, Option
     label_cands, same_as = _label_candidates(doc)
     cands = label_cands + _narrative_candidates(doc, _join(doc)) + _pattern_candidates(doc)
     cands = _drop_contradicted(cands)
+    labelled = _best(c for c in cands if c.key != _UNSURE_ID and c.match.method != "pattern")
+    cands += _unknown_label_candidates(doc, labelled)
     best = _best(c for c in cands if c.key != _UNSURE_ID)
     _assign_unsure_ids(best, (c for c in cands if c.key == _UNSURE_ID))
     for key in sorted(same_as):

@@ -1,0 +1,32 @@
+"""How much an unknown label wording looks like the known labels of each field (pure functions).
+
+Used by the rules extractor for labels that are not in its lexicon (``保障额度``, ``要保人``): the similarity ranks the
+fields a value could belong to, the value's shape and which fields are still empty decide (see
+:func:`stages.extraction.rules.extract_rules`). Similarity mixes character-bigram and character Dice coefficients, so
+``到期日期`` is close to ``保险到期日`` and ``要保人`` is as close to ``投保人`` as to ``被保人``.
+"""
+from __future__ import annotations
+
+from typing import Iterable, Mapping
+
+
+def _bigrams(text: str) -> set[str]:
+    return {text[i:i + 2] for i in range(len(text) - 1)} or {text}
+
+
+def _dice(a: set[str], b: set[str]) -> float:
+    return 2 * len(a & b) / (len(a) + len(b)) if a and b else 0.0
+
+
+def label_similarity(unknown: str, known: str) -> float:
+    """0..1: 0.7 × bigram Dice + 0.3 × character Dice (1.0 only for equal texts of two or more characters)."""
+    return 0.7 * _dice(_bigrams(unknown), _bigrams(known)) + 0.3 * _dice(set(unknown), set(known))
+
+
+def best_similarity(unknown: str, known: Iterable[str]) -> float:
+    return max((label_similarity(unknown, k) for k in known), default=0.0)
+
+
+def field_similarities(unknown: str, labels_by_field: Mapping[str, Iterable[str]]) -> dict[str, float]:
+    """Per field: the similarity of ``unknown`` to the field's most similar known label."""
+    return {key: best_similarity(unknown, texts) for key, texts in labels_by_field.items()}
