@@ -1352,6 +1352,8 @@ _MIN_SIMILARITY = 0.2
 _ROLE_PREFIX_BONUS = 0.5
 _UNKNOWN_RUN_RE = re.compile(r"[\u4e00-\u9fff]{2,10}(?:\([\u4e00-\u9fff]{1,6}\))?")
 _NAME_KINDS = ("name", "beneficiary")
+# distractors that only say "a number": 保单编号 is the policy's, 代理人编号 the agent's (the rest of the label decides)
+_IDENTIFIER_WORDS = ("编号", "编码", "代码")
 
 
 def _labels_by_field() -> dict[str, tuple[str, ...]]:
@@ -1404,8 +1406,9 @@ def _unknown_labels(doc: _Doc) -> list[_Unknown]:
                 continue
             ending = [o for o in doc.all_occ[li] if o.end == e and o.start >= s]
             if any(o.label.kind in ("field", "period") or (o.label.kind == "attr" and o in doc.occ[li])
-                   or (o.label.kind == "distractor" and (len(o.label.text) >= 3 or o.start == s)) for o in ending):
-                continue  # a known label ends the run: the label pass has read it
+                   or (o.label.kind == "distractor" and (o.start == s or o.label.text not in _IDENTIFIER_WORDS))
+                   for o in ending):
+                continue  # a known label ends the run: the label pass has read it, or it is someone's 职业, 性别…
             out.append(_Unknown(_Occ(li, s, e, LabelDef(text, "field"), True, value_start), text))
     return out
 
