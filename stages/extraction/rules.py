@@ -1378,12 +1378,38 @@ def _label_likeness(text: str) -> float:
 class _Unknown:
     occ: _Occ
     text: str  # the label as printed, compact
+    glued: bool = False  # no separator: the value follows the label in the same run (要保人苏蕾丹)
+
+    @property
+    def site_key(self) -> tuple[int, int]:
+        """Where the label starts; the readings of one glued run share it (only one of them is used)."""
+        return self.occ.line, self.occ.start
+
+
+def _known_label_ends(doc: _Doc, li: int, s: int, e: int, strong_only: bool) -> bool:
+    """A known label ends at ``e`` (starting at or after ``s``): the label pass reads it, or it is someone's
+    职业, 性别 (a distractor; identifier words such as 编号 defer to the rest of the label)."""
+    for o in (doc.occ[li] if strong_only else doc.all_occ[li]):
+        if o.end != e or o.start < s:
+            continue
+        if o.label.kind in ("field", "period") or (o.label.kind == "attr" and o in doc.occ[li]):
+            return True
+        if o.label.kind == "distractor" and (o.start == s or o.label.text not in _IDENTIFIER_WORDS):
+            return True
+    return False
+
+
+def _unknown_label_text_ok(text: str) -> bool:
+    if text in LABELS or text.endswith(SECTION_SUFFIXES) or any(w in text for w in _DISTRACTOR_WORDS):
+        return False
+    return not any(role == "other" and w in text for w, role in ROLE_WORDS.items())
 
 
 def _unknown_labels(doc: _Doc) -> list[_Unknown]:
     """Label-like runs the lexicon does not know: a CJK run opening a line (or following a gap or punctuation)
-    and ending in a colon or leaders, or a short line that is nothing but such a run (a table header, a label box)
-    with a value box to its right or below."""
+    and ending in a colon or leaders; a short line that is nothing but such a run (a table header, a label box)
+    with a value box to its right or below; or, at a line start without any separator, every split of the run
+    into a label of 2-8 characters and a glued value (the similarity then picks the split)."""
     out: list[_Unknown] = []
     for li in doc.order:
         line = doc.lines[li]
@@ -1395,22 +1421,30 @@ def _unknown_labels(doc: _Doc) -> list[_Unknown]:
                 continue  # inside running text
             value_start, separated = _skip_connectors(comp, e)
             whole_line = s <= line_start and e == len(comp) and e - s <= 8
-            if not separated and not whole_line:
-                continue
             text = comp[s:e]
-            if text in LABELS or text.endswith(SECTION_SUFFIXES) or any(w in text for w in _DISTRACTOR_WORDS):
+            if (separated or whole_line) and _unknown_label_text_ok(text) and not (
+                    not separated and _label_likeness(text) < _MIN_LABEL_LIKENESS) and not _known_label_ends(
+                    doc, li, s, e, strong_only=False):
+                out.append(_Unknown(_Occ(li, s, e, LabelDef(text, "field"), True, value_start), text))
+            if separated or s > line_start or any(o.start <= s for o in doc.occ[li]):
                 continue
-            if not separated and _label_likeness(text) < _MIN_LABEL_LIKENESS:
-                continue  # a bare short line is a label only if it reads like one (张三 does not)
-            if any(role == "other" and w in text for w, role in ROLE_WORDS.items()):
-                continue
-            ending = [o for o in doc.all_occ[li] if o.end == e and o.start >= s]
-            if any(o.label.kind in ("field", "period") or (o.label.kind == "attr" and o in doc.occ[li])
-                   or (o.label.kind == "distractor" and (o.start == s or o.label.text not in _IDENTIFIER_WORDS))
-                   for o in ending):
-                continue  # a known label ends the run: the label pass has read it, or it is someone's 职业, 性别…
-            out.append(_Unknown(_Occ(li, s, e, LabelDef(text, "field"), True, value_start), text))
+            for k in range(s + 2, min(s + 9, len(comp))):
+                text = comp[s:k]
+                if _unknown_label_text_ok(text) and not _known_label_ends(doc, li, s, k, strong_only=True):
+                    out.append(_Unknown(_Occ(li, s, k, LabelDef(text, "field"), True, k), text, glued=True))
     return out
+
+
+_GLUED_KINDS = ("name", "beneficiary", "id_number", "phone", "date", "amount", "code")
+_PERSON_LABEL_ENDS = ("人", "姓名", "名称")  # 要保人, 受益人, 投保人姓名
+
+
+def _glued_ok(text: str, key: str) -> bool:
+    """May a glued label introduce ``key``? Only values of a distinct shape; a person's name only after a label
+    that names a person (ends in 人, 姓名, 名称), or ``保险凭证`` would read as 保险 + a name 凭证."""
+    if key not in FIELDS or not (FIELDS[key].kind in _GLUED_KINDS or key == "policyholder_address"):
+        return False
+    return FIELDS[key].kind not in _NAME_KINDS or text.endswith(_PERSON_LABEL_ENDS)
 
 
 def _unknown_label_candidates(doc: _Doc, filled: Mapping[str, _Candidate]) -> list[_Candidate]:
@@ -1419,15 +1453,16 @@ def _unknown_label_candidates(doc: _Doc, filled: Mapping[str, _Candidate]) -> li
     Each unknown label is compared with the known labels of every empty field (:mod:`label_similarity`); its value
     must fit the field's shape. Pairs are taken greedily, most similar first, then in reading order, so two unknown
     person labels fill the policyholder before the insured; names go first, and an unknown label that starts with an
-    unknown name label already placed (``要保人`` → ``要保人证件号码``) follows that person's role.
+    unknown name label already placed (``要保人`` → ``要保人证件号码``) follows that person's role. A glued label
+    (no separator) may only introduce a value of a distinct shape (a name, number, date, amount or address).
     """
     taken = {(c.match.line_indices, c.match.value) for c in filled.values()}
     unknowns = _unknown_labels(doc)
-    label_lines = {u.occ.line for u in unknowns if u.occ.start == _line_start(doc.lines[u.occ.line].comp)}
+    label_lines = {u.occ.line for u in unknowns if not u.glued and u.occ.start == _line_start(doc.lines[u.occ.line].comp)}
     sites = {id(u): [site for site in _value_sites(doc, u.occ) if site[0][0][0] == u.occ.line
                      or site[0][0][0] not in label_lines] for u in unknowns}
     out: list[_Candidate] = []
-    used: set[int] = set()
+    used: set[tuple[int, int]] = set()
     cells = [o for occs in doc.occ for o in occs if o.label.kind != "period"
              and o.start <= _line_start(doc.lines[o.line].comp) and o.value_start >= len(doc.lines[o.line].comp)
              and _value_sites(doc, o)]
@@ -1441,12 +1476,13 @@ def _unknown_label_candidates(doc: _Doc, filled: Mapping[str, _Candidate]) -> li
         keys = [k for k in empty + ["_period"] if (FIELDS[k].kind in _NAME_KINDS if k in FIELDS else False)
                 == (phase == "names")]
         for u in unknowns:
-            if id(u) in used:
+            if u.site_key in used:
                 continue
-            sims = field_similarities(u.text, {k: _LABELS_BY_FIELD[k] for k in keys})
+            allowed = [k for k in keys if not u.glued or _glued_ok(u.text, k)]
+            sims = field_similarities(u.text, {k: _LABELS_BY_FIELD[k] for k in allowed})
             for prefix, role in prefix_role.items():
                 if u.text.startswith(prefix) and u.text != prefix:
-                    for attr, words in ATTR_WORDS.items():
+                    for attr in ATTR_WORDS:
                         key = ROLE_FIELDS.get((role, attr))
                         if key in sims:
                             sims[key] += _ROLE_PREFIX_BONUS
@@ -1460,9 +1496,9 @@ def _unknown_label_candidates(doc: _Doc, filled: Mapping[str, _Candidate]) -> li
         pairs.sort(key=lambda p: p[:3])
         done: set[str] = set()
         for _, _, _, u, key, cands in pairs:
-            if id(u) in used or key in done or (key == "_period" and {"effective_date", "expiry_date"} & done):
+            if u.site_key in used or key in done or (key == "_period" and {"effective_date", "expiry_date"} & done):
                 continue
-            used.add(id(u))
+            used.add(u.site_key)
             done.update([key] if key != "_period" else [c.key for c in cands])
             out.extend(cands)
             if phase == "names" and key in ROLE_NAME_FIELDS.values():
@@ -1483,6 +1519,9 @@ def _unknown_site_candidates(doc: _Doc, key: str, sites: list[tuple[_Segments, _
             continue
         wrapped = cont and FIELDS[key].kind in _CONTINUABLE
         c = doc.make_segments(key, segments + cont if wrapped else segments, "unknown_label", base * factor)
+        if c is not None and FIELDS[key].kind == "amount" and any(
+                _CJK_RE.match(ch) and ch not in _AMOUNT_CHARS for ch in c.match.text):
+            c = None  # 智选住院医疗保险(2024版) is no amount, however it parses
         if c is not None:
             return [c]
     return []

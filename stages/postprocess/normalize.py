@@ -171,8 +171,19 @@ _CN_AMOUNT_CHARS = "".join(_AMOUNT_DIGITS) + "".join(_SMALL_UNITS) + "".join(_BI
 _CN_AMOUNT_RUN = re.compile(f"[{_CN_AMOUNT_CHARS}]+")
 _CN_NUMERIC = set(_AMOUNT_DIGITS) | set(_SMALL_UNITS)
 _ARABIC_AMOUNT = re.compile(r"(?<![\d.])(?P<num>\d[\d,]*(?:\.\d+)?)(?P<mult>万|萬|亿|億)?")
-# a thousands comma that OCR read as a full stop: "23.392.70" (a dot, 3 digits, then another separator)
-_DOT_AS_THOUSANDS = re.compile(r"(?<=\d)\.(?=\d{3}[.,]\d)")
+# a thousands comma that OCR read as a full stop: "23.392.70" (a dot, 3 digits, then another separator) or
+# "242.000元" / "1.090.000" (the last group has exactly 3 digits: yuan amounts have at most 2 decimals; not before
+# 万/亿: 1.235万)
+_GROUPED_NUMBER = re.compile(r"(?<![\d.,])\d{1,3}(?:[.,]\d{3})+(?:[.,]\d{1,2})?(?![\d.,]*\d)(?!\s*[万萬亿億])")
+
+
+def _fix_thousands_dots(text: str) -> str:
+    def fix(m: re.Match[str]) -> str:
+        num = m.group()
+        tail = re.search(r"[.,]\d{1,2}$", num)
+        head = num[:tail.start()] if tail else num
+        return head.replace(".", ",") + (tail.group().replace(",", ".") if tail else "")
+    return _GROUPED_NUMBER.sub(fix, text)
 _CENT = Decimal("0.01")
 
 
@@ -288,7 +299,7 @@ def parse_chinese_amount(text: str) -> Optional[Decimal]:
 
 def parse_arabic_amount(text: str) -> Optional[Decimal]:
     """The first Arabic-numeral amount in ``text``: ``¥500,000.00`` / ``1.5万元`` / ``RMB 500000``; ``None`` if none."""
-    m = _ARABIC_AMOUNT.search(_DOT_AS_THOUSANDS.sub(",", fix_digit_lookalikes(compact(text))))
+    m = _ARABIC_AMOUNT.search(_fix_thousands_dots(fix_digit_lookalikes(compact(text))))
     if m is None:
         return None
     num = m["num"].replace(",", "").rstrip(".")

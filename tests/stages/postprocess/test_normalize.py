@@ -159,7 +159,7 @@ def _chinese_date(d: date) -> str:
     ("伍拾万元整（小写：¥500,000.00）", "500000.00"),
     ("500000.00元（大写：伍拾万元整）", "500000.00"),
     ("¥1,234.5", "1234.50"),
-    ("¥1,234.567", "1234.57"),
+    ("¥1,234.567", "1234567.00"),  # no yuan amount has 3 decimals: a misread thousands comma
     ("3000", "3000.00"),
     ("2亿元", "200000000.00"),
 ])
@@ -434,6 +434,12 @@ def test_thousands_comma_read_as_a_full_stop():
     from stages.postprocess.normalize import normalize_amount
 
     assert normalize_amount("￥23.392.70").value == "23392.70"
+    assert normalize_amount("242.000元").value == "242000.00"  # 3 decimals: a misread thousands comma
+    assert normalize_amount("1.235万元").value == "12350.00"  # but not before 万
+    assert normalize_amount("12.50元").value == "12.50"
+    assert normalize_amount("1.090.000").value == "1090000.00"
+    assert normalize_amount("1.5万元").value == "15000.00"
+    assert normalize_amount("3,589.90元").value == "3589.90"
     assert normalize_amount("500.000.00元").value == "500000.00"
     assert normalize_amount("1.500.000.00").value == "1500000.00"
     assert normalize_amount("1.5万元").value == "15000.00"
