@@ -592,11 +592,16 @@ def _trim(kind: str, norm: str, s: int, e: int) -> tuple[int, int]:
     elif kind == "code":
         e = _cut_gap(norm, s, _prefix_of(norm, s, e, _CODE_CHARS), 2)
     else:  # free text: up to a wide gap or sentence punctuation
+        m = _GLUED_ADDRESS_LABEL_RE.match(norm, s)
+        if m and m.end() < e:
+            s = m.end()  # 家庭住址辽宁省…: an address label (any qualifier + 地址/住址) glued to its value
         e = _cut_gap(norm, s, e, 2)
         stop = next((i for i in range(s, e) if norm[i] in ",;。!?【"), e)
         e = stop
     return _strip(norm, s, e)
 
+
+_GLUED_ADDRESS_LABEL_RE = re.compile(r"[\u4e00-\u9fff]{0,6}(?:地址|住址)[:：]?")
 
 _TEXT_MUST_CONTAIN: dict[str, tuple[str, ...]] = {
     "insurer": ("公司", "保险", "人寿", "财险", "寿险", "集团", "健康", "养老", "机构", "中心"),
@@ -1437,11 +1442,15 @@ def _unknown_labels(doc: _Doc) -> list[_Unknown]:
 
 _GLUED_KINDS = ("name", "beneficiary", "id_number", "phone", "date", "amount", "code")
 _PERSON_LABEL_ENDS = ("人", "姓名", "名称")  # 要保人, 受益人, 投保人姓名
+_GLUED_PRODUCT_SIMILARITY = 0.6
 
 
 def _glued_ok(text: str, key: str) -> bool:
     """May a glued label introduce ``key``? Only values of a distinct shape; a person's name only after a label
-    that names a person (ends in 人, 姓名, 名称), or ``保险凭证`` would read as 保险 + a name 凭证."""
+    that names a person (ends in 人, 姓名, 名称), or ``保险凭证`` would read as 保险 + a name 凭证; a product only
+    after a label very like a product label (投保险种; 保险计划 is as like 保险人 and 保险费)."""
+    if key == "product_name":
+        return field_similarities(text, {key: _LABELS_BY_FIELD[key]})[key] >= _GLUED_PRODUCT_SIMILARITY
     if key not in FIELDS or not (FIELDS[key].kind in _GLUED_KINDS or key == "policyholder_address"):
         return False
     return FIELDS[key].kind not in _NAME_KINDS or text.endswith(_PERSON_LABEL_ENDS)
