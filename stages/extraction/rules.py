@@ -457,6 +457,14 @@ def _skip_connectors(comp: str, pos: int) -> tuple[int, bool]:
     return pos, saw
 
 
+def _label_box_end(comp: str, start: int, pos: int, saw: bool) -> tuple[int, bool]:
+    """A label opening its box followed only by punctuation (制单日期， / 被保险人名称。: leader dots read as
+    punctuation) ends the box: its value is another box."""
+    if not saw and start <= _line_start(comp) and pos < len(comp) and all(ch in _PUNCT for ch in comp[pos:]):
+        return len(comp), True
+    return pos, saw
+
+
 def _line_start(comp: str) -> int:
     """Compact position after list numbering (``1.``, ``一、``, ``(2)``, bullets)."""
     m = _NUMBERING_RE.match(comp)
@@ -471,7 +479,7 @@ def _find_occurrences(line: _Line, li: int) -> list[_Occ]:
     for m in _LABEL_RE.finditer(comp):
         label = LABELS[m.group()]
         s, e = m.span()
-        value_start, separated = _skip_connectors(comp, e)
+        value_start, separated = _label_box_end(comp, s, *_skip_connectors(comp, e))
         at_start = s <= line_start
         prev_norm = line.comp_to_norm[s - 1] if s > 0 else -1
         gap_before = s > 0 and line.comp_to_norm[s] - prev_norm > 1
@@ -791,11 +799,15 @@ class _Doc:
             return None
         # the value cell of the next table row: its label sits on its left
         for left in self.live:
-            if (left is not nxt and left.x1 <= nxt.x0 + left.height and left.page == nxt.page and self.occ[left.index]
+            if (left is not nxt and left.x1 <= nxt.x0 + left.height and left.page == nxt.page
                     and abs(left.cy - nxt.cy) < left.height + nxt.height):
-                last = self.occ[left.index][-1]
-                if (self.value_end(left.index, last.value_start) <= last.value_start
-                        and self.right_of(left) is nxt):
+                if self.occ[left.index]:
+                    last = self.occ[left.index][-1]
+                    empty = self.value_end(left.index, last.value_start) <= last.value_start
+                else:  # a label outside the lexicon with its leaders (生效时间.··)
+                    m = _UNKNOWN_LABEL_START_RE.match(left.comp, _line_start(left.comp))
+                    empty = m is not None and m.end() == len(left.comp)
+                if empty and self.right_of(left) is nxt:
                     return None
         return nxt.index
 
@@ -1424,15 +1436,16 @@ def _unknown_labels(doc: _Doc) -> list[_Unknown]:
             s, e = m.span()
             if s > line_start and comp[s - 1] not in _PUNCT and line.comp_to_norm[s] - line.comp_to_norm[s - 1] <= 1:
                 continue  # inside running text
-            value_start, separated = _skip_connectors(comp, e)
+            value_start, separated = _label_box_end(comp, s, *_skip_connectors(comp, e))
             whole_line = s <= line_start and e == len(comp) and e - s <= 8
             text = comp[s:e]
             if (separated or whole_line) and _unknown_label_text_ok(text) and not (
                     not separated and _label_likeness(text) < _MIN_LABEL_LIKENESS) and not _known_label_ends(
                     doc, li, s, e, strong_only=False):
                 out.append(_Unknown(_Occ(li, s, e, LabelDef(text, "field"), True, value_start), text))
-            if separated or s > line_start or any(o.start <= s for o in doc.occ[li]):
-                continue
+            if separated or s > line_start or any(o.start <= s and (o.label.kind != "distractor" or o.value_start > o.end)
+                                                  for o in doc.occ[li]):
+                continue  # a known label opens the line (a distractor only when a separator follows: 保险责任起始日…)
             for k in range(s + 2, min(s + 9, len(comp))):
                 text = comp[s:k]
                 if _unknown_label_text_ok(text) and not _known_label_ends(doc, li, s, k, strong_only=True):

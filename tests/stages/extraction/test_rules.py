@@ -744,3 +744,30 @@ def test_lexicon_has_no_word_taken_from_the_held_out_labels() -> None:
     leaked = sorted((held, w) for held in synth_labels.all_held_out_labels() for w in hand_written
                     if len(w) >= 2 and w in held and not any(w in s for s in shared))
     assert leaked == []
+
+
+def test_unknown_labels_glued_to_their_values() -> None:
+    lines = rows(("保险凭证",), ("要保人苏蕾丹",), ("受保人许航",), ("保险金受益人法定继承人",),
+                 ("保险责任起始日2018年04月26日零时",), ("投保险种安心终身寿险",), ("家庭住址辽宁省大连市中山区建设街425号",))
+    got = values(lines)
+    assert got["policyholder_name"] == "苏蕾丹"
+    assert got["insured_name"] == "许航"
+    assert got["beneficiary_name"] == "法定"
+    assert got["effective_date"] == "2018-04-26"
+    assert got["policyholder_address"] == "辽宁省大连市中山区建设街425号"
+    assert got["product_name"] == "安心终身寿险"
+    assert "凭证" not in got.values()  # 保险 + 凭证 is a title, not a label and a name
+
+
+def test_leader_dots_read_as_punctuation_end_the_label_box() -> None:
+    lines = rows(("被保险人名称。", "王力"), ("制单日期，", "2023.04.21"), ("生效时间.··", "安心终身寿险"),
+                 ("", "2023-04-22零时起"), ("险种.", "如意医疗保险"))
+    got = values(lines)
+    assert got["insured_name"] == "王力"
+    assert got["issue_date"] == "2023-04-21"
+    assert got["product_name"] == "如意医疗保险"
+
+
+def test_a_sentence_ending_in_a_label_word_is_no_label() -> None:
+    lines = rows(("可以提出解除本合同，我们将无息退还您所支付的全部保险费。",), ("4.本合同所称周岁，是以法定身份证明文件为准",))
+    assert values(lines)["premium"] is None
