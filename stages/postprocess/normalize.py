@@ -87,7 +87,9 @@ _DATE_CONFUSABLES = str.maketrans({"O": "0", "o": "0", "l": "1", "I": "1", "|": 
 _AR_DATE = (r"(?<!\d)(?P<y>\d{4})\s*(?:年|/|-|\.)\s*(?P<m>\d{1,2})\s*(?:月|/|-|\.)\s*"
             r"(?P<d>\d{1,2})(?:(?!\d)|(?=\d{1,2}:\d\d)|(?=(?:0|00|24)(?:时|点)))(?:\s*日)?")
 _CN_D = "[〇○零一二三四五六七八九]"
-_CN_YEAR = rf"(?:{_CN_D}\s*){{3}}{_CN_D}"
+# a year of Chinese digits may hold Arabic ones: OCR reads 〇 as 0 (二0四四年七月十二日)
+_CN_YEAR_D = "[〇○零一二三四五六七八九0-9]"
+_CN_YEAR = rf"(?:{_CN_YEAR_D}\s*){{3}}{_CN_YEAR_D}"
 _CN_MONTH = r"元|十\s*[一二]?|[一二三四五六七八九]"
 _CN_DAY = r"[二三]?\s*十\s*[一二三四五六七八九]?|[一二三四五六七八九]"
 _CN_DATE = rf"(?P<cy>{_CN_YEAR})\s*年\s*(?P<cm>{_CN_MONTH})\s*月\s*(?P<cd>{_CN_DAY})\s*[日号]"
@@ -141,7 +143,7 @@ def parse_date(text: str) -> Optional[date]:
         return _make_date(int(c["y"]), int(c["m"]), int(c["d"]))
     if m["y"] is not None:
         return _make_date(int(m["y"]), int(m["m"]), int(m["d"]))
-    year = int("".join(str(_CN_DATE_DIGITS[ch]) for ch in _WS_RE.sub("", m["cy"])))
+    year = int("".join(ch if ch.isdigit() else str(_CN_DATE_DIGITS[ch]) for ch in _WS_RE.sub("", m["cy"])))
     return _make_date(year, _cn_small_number(m["cm"]), _cn_small_number(m["cd"]))
 
 

@@ -68,6 +68,8 @@ TODAY = date(2026, 6, 1)
     ("20 26年1月1日", "2026-01-01"),  # a space inside the year
     ("二〇二六 年 一 月 十五 日", "2026-01-15"),
     ("2026年3月1号", "2026-03-01"),
+    ("二0四四年七月十二日二十四时", "2044-07-12"),  # OCR: digit 0 for 〇
+    ("2025年四月十七日", "2025-04-17"),
 ])
 def test_dates(text: str, expected: str | None) -> None:
     n = normalize_date(text)
