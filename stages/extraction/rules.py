@@ -457,10 +457,11 @@ def _skip_connectors(comp: str, pos: int) -> tuple[int, bool]:
     return pos, saw
 
 
-def _label_box_end(comp: str, start: int, pos: int, saw: bool) -> tuple[int, bool]:
-    """A label opening its box followed only by punctuation (制单日期， / 被保险人名称。: leader dots read as
-    punctuation) ends the box: its value is another box."""
-    if not saw and start <= _line_start(comp) and pos < len(comp) and all(ch in _PUNCT for ch in comp[pos:]):
+def _label_box_end(comp: str, start: int, end: int, pos: int, saw: bool) -> tuple[int, bool]:
+    """A label opening its box followed only by punctuation (制单日期， / 被保险人名称。 / 保障额度·: leader dots
+    read as punctuation) ends the box: its value is another box."""
+    if (not saw and start <= _line_start(comp) and end < len(comp)
+            and all(ch in _PUNCT or ch in _LEADER_CHARS for ch in comp[end:])):
         return len(comp), True
     return pos, saw
 
@@ -479,7 +480,7 @@ def _find_occurrences(line: _Line, li: int) -> list[_Occ]:
     for m in _LABEL_RE.finditer(comp):
         label = LABELS[m.group()]
         s, e = m.span()
-        value_start, separated = _label_box_end(comp, s, *_skip_connectors(comp, e))
+        value_start, separated = _label_box_end(comp, s, e, *_skip_connectors(comp, e))
         at_start = s <= line_start
         prev_norm = line.comp_to_norm[s - 1] if s > 0 else -1
         gap_before = s > 0 and line.comp_to_norm[s] - prev_norm > 1
@@ -1436,7 +1437,7 @@ def _unknown_labels(doc: _Doc) -> list[_Unknown]:
             s, e = m.span()
             if s > line_start and comp[s - 1] not in _PUNCT and line.comp_to_norm[s] - line.comp_to_norm[s - 1] <= 1:
                 continue  # inside running text
-            value_start, separated = _label_box_end(comp, s, *_skip_connectors(comp, e))
+            value_start, separated = _label_box_end(comp, s, e, *_skip_connectors(comp, e))
             whole_line = s <= line_start and e == len(comp) and e - s <= 8
             text = comp[s:e]
             if (separated or whole_line) and _unknown_label_text_ok(text) and not (

@@ -179,7 +179,17 @@ _ARABIC_AMOUNT = re.compile(r"(?<![\d.])(?P<num>\d[\d,]*(?:\.\d+)?)(?P<mult>万|
 _GROUPED_NUMBER = re.compile(r"(?<![\d.,])\d{1,3}(?:[.,]\d{3})+(?:[.,]\d{1,2})?(?![\d.,]*\d)(?!\s*[万萬亿億])")
 
 
+# several dots before a last group of 1-2 digits: all but the last were thousands separators, whatever the group
+# sizes OCR left (2.300000.00 for 2,300,000.00)
+_MANY_DOTS = re.compile(r"(?<![\d.,])\d+(?:\.\d+){2,}")
+
+
 def _fix_thousands_dots(text: str) -> str:
+    def many(m: re.Match[str]) -> str:
+        num = m.group()
+        head, _, last = num.rpartition(".")
+        return head.replace(".", "") + "." + last if len(last) <= 2 else num.replace(".", "")
+    text = _MANY_DOTS.sub(many, text)
     def fix(m: re.Match[str]) -> str:
         num = m.group()
         tail = re.search(r"[.,]\d{1,2}$", num)

@@ -440,6 +440,7 @@ def test_thousands_comma_read_as_a_full_stop():
     assert normalize_amount("1.235万元").value == "12350.00"  # but not before 万
     assert normalize_amount("12.50元").value == "12.50"
     assert normalize_amount("1.090.000").value == "1090000.00"
+    assert normalize_amount("RMB2.300000.00").value == "2300000.00"  # one comma lost, the other read as a dot
     assert normalize_amount("1.5万元").value == "15000.00"
     assert normalize_amount("3,589.90元").value == "3589.90"
     assert normalize_amount("500.000.00元").value == "500000.00"
