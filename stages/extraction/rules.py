@@ -605,7 +605,7 @@ def _trim(kind: str, norm: str, s: int, e: int) -> tuple[int, int]:
         if m and m.end() < e:
             s = m.end()  # 家庭住址辽宁省…: an address label (any qualifier + 地址/住址) glued to its value
         e = _cut_gap(norm, s, e, 2)
-        stop = next((i for i in range(s, e) if norm[i] in ",;。!?【"), e)
+        stop = next((i for i in range(s, e) if norm[i] in ",;。!?【" or (norm[i] == "·" and i > s)), e)
         e = stop
     return _strip(norm, s, e)
 
@@ -811,6 +811,27 @@ class _Doc:
                 if empty and self.right_of(left) is nxt:
                     return None
         return nxt.index
+
+    def cell_tail(self, segment: tuple[int, int, int]) -> _Segments:
+        """The end of a value wrapped inside a table cell (an address whose last characters, ``室``, went to the next
+        line): a short line just below, starting under the value's start, that is no label and no other row's
+        value; the paragraph test of :meth:`continuation` misses it because the page goes on to the right."""
+        li, cs, ce = segment
+        line = self.lines[li]
+        if ce < len(line.comp):
+            return ()
+        x = _x_at(line, cs)
+        below = [ln for ln in self.live if ln.page == line.page and ln.y0 >= line.cy
+                 and ln.y0 - line.y1 <= 0.7 * line.height and abs(ln.x0 - x) <= 1.5 * line.height]
+        if not below:
+            return ()
+        nxt = min(below, key=lambda ln: ln.y0)
+        if len(nxt.comp) > 8 or self.starts_with_label(nxt.index) or self.occ[nxt.index]:
+            return ()
+        if any(ln is not nxt and ln.page == nxt.page and self.same_row(ln, nxt) and ln.x1 <= nxt.x0 + ln.height
+               and self.right_of(ln) is nxt for ln in self.live):
+            return ()  # the value of a label on its left
+        return ((nxt.index, 0, self.value_end(nxt.index, 0)),)
 
     def next_in_paragraph(self, li: int, joiners: bool = True) -> Optional[_Line]:
         """The line that ``li`` wraps onto: just below, about the same x, and either ``li`` ends in a joiner (``至``,
@@ -1111,6 +1132,9 @@ def _label_candidates(doc: _Doc) -> tuple[list[_Candidate], set[str]]:
                         continue
                     real = "policyholder_id_number" if key == _UNSURE_ID else key
                     wrapped = cont and FIELDS[real].kind in _CONTINUABLE
+                    if real == "policyholder_address" and not cont:
+                        cont = doc.cell_tail(segments[-1])
+                        wrapped = bool(cont)
                     c = doc.make_segments(real, segments + cont if wrapped else segments, method, base * factor)
                     if c is not None:
                         out.append(_retarget(c, _UNSURE_ID) if key == _UNSURE_ID else c)

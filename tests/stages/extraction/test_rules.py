@@ -771,3 +771,16 @@ def test_leader_dots_read_as_punctuation_end_the_label_box() -> None:
 def test_a_sentence_ending_in_a_label_word_is_no_label() -> None:
     lines = rows(("可以提出解除本合同，我们将无息退还您所支付的全部保险费。",), ("4.本合同所称周岁，是以法定身份证明文件为准",))
     assert values(lines)["premium"] is None
+
+
+def test_an_address_wrapped_inside_its_cell_keeps_its_tail() -> None:
+    lines = [box("通讯地址", 60, 100), box("安徽省合肥市蜀山区湖滨东路297号翠苑小区27栋2单元404", 200, 100),
+             box("证件类型", 900, 100), box("室", 200, 130), box("投保人", 60, 200), box("张三", 200, 200)]
+    got = values(lines)
+    assert got["policyholder_address"] == "安徽省合肥市蜀山区湖滨东路297号翠苑小区27栋2单元404室"
+    assert got["policyholder_name"] == "张三"
+
+
+def test_a_middle_dot_ends_an_address_running_into_a_sentence() -> None:
+    got = values(rows(("投保人通讯地址：江西省南昌市东湖区青年南路692号702室·本保险单签发日期为2021年12月25日。",)))
+    assert got["policyholder_address"] == "江西省南昌市东湖区青年南路692号702室"
