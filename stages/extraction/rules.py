@@ -486,7 +486,8 @@ def _find_occurrences(line: _Line, li: int) -> list[_Occ]:
         gap_before = s > 0 and line.comp_to_norm[s] - prev_norm > 1
         punct_before = s > 0 and comp[s - 1] in _PUNCT
         # a short box that ends with the label (指定受益人, 总保险金额): a label cell whose value is another box
-        ends_box = e == len(comp) and len(comp) <= 10 and not out and not any(ch in _PUNCT for ch in comp[:s])
+        ends_box = (len(comp) <= 10 and not out and not any(ch in _PUNCT for ch in comp[:s])
+                    and all(ch in _PUNCT or ch in _LEADER_CHARS for ch in comp[e:]))
         strong = at_start or separated or gap_before or punct_before or ends_box
         if label.kind == "attr" and strong and not (at_start or gap_before or punct_before):
             strong = _qualified_ok(comp, s, out)
@@ -734,8 +735,8 @@ class _Doc:
             # detector boxes are unclipped outwards, so a value on an underline may start under the label's colon:
             # up to one line height of overlap, as long as most of the value lies to the right of the label
             if (other is line or other.page != line.page or other.x0 < line.x1 - 1.0 * line.height
-                    or (other.x0 + other.x1) / 2 <= line.x1):
-                continue
+                    or (other.x0 + other.x1) / 2 <= line.x1 or len(other.comp) < 2):
+                continue  # (a lone character is a speck on the underline, not a value of ours)
             overlap = (min(line.y1, other.y1) - max(line.y0, other.y0)) / min(line.height, other.height)
             if overlap < 0.3:
                 continue

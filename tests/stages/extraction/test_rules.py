@@ -784,3 +784,10 @@ def test_an_address_wrapped_inside_its_cell_keeps_its_tail() -> None:
 def test_a_middle_dot_ends_an_address_running_into_a_sentence() -> None:
     got = values(rows(("投保人通讯地址：江西省南昌市东湖区青年南路692号702室·本保险单签发日期为2021年12月25日。",)))
     assert got["policyholder_address"] == "江西省南昌市东湖区青年南路692号702室"
+
+
+def test_label_cell_ending_in_leaders_and_a_speck_before_the_value() -> None:
+    lines = [box("投保险种·", 60, 100), box("安心少儿重大疾病保险", 400, 100),
+             box("保险产品", 60, 150), box("0", 200, 152), box("福满堂定期寿险A款", 260, 150)]
+    assert values(lines[:2])["product_name"] == "安心少儿重大疾病保险"
+    assert values(lines[2:])["product_name"] == "福满堂定期寿险A款"
