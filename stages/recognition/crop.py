@@ -46,3 +46,11 @@ def resize_to_bucket(img: np.ndarray, height: int, buckets: tuple[int, ...]) -> 
     out = np.zeros((3, height, bucket), np.float32)
     out[:, :, :used] = (resized.astype(np.float32).transpose(2, 0, 1) / 127.5) - 1.0
     return out, used, bucket
+
+
+def resize_to_height(img: np.ndarray, height: int, max_width: int) -> np.ndarray:
+    """Resize to ``height`` keeping the aspect (squeezed to ``max_width`` if wider): 3xHxW float32 in [-1, 1]."""
+    h, w = img.shape[:2]
+    target_w = min(max(1, int(np.ceil(height * w / max(h, 1)))), max_width)
+    resized = cv2.resize(img, (target_w, height), interpolation=cv2.INTER_LINEAR)
+    return (resized.astype(np.float32).transpose(2, 0, 1) / 127.5) - 1.0

@@ -9,8 +9,9 @@ import numpy as np
 from models.registry import resolve_model
 from pipeline.config import PredictorConfig, RecognitionConfig
 from stages.predictor import PaddleRunner
-from stages.recognition.crop import resize_to_bucket
+from stages.recognition.crop import resize_to_bucket, resize_to_height
 from stages.recognition.ctc import CharDict, CTCResult, greedy_decode, prefix_beam_search
+from stages.recognition.packing import frame_span, pack_rows
 from stages.types import FrameProbs, Recognized, StageError
 
 log = logging.getLogger(__name__)
@@ -59,8 +60,12 @@ class TextRecognizer:
         results: list[Recognized | StageError] = [StageError("recognize", "Internal", "not run")] * len(crops)
         if self.classifier is not None:
             crops = self.classifier.upright(crops)
+        todo = range(len(crops))
+        if self.cfg.packing:  # crops up to pack_width are packed; wider ones go through the width buckets
+            todo = self._recognize_packed(crops, results)
         by_bucket: dict[int, list[tuple[int, np.ndarray, int]]] = {}
-        for i, crop in enumerate(crops):
+        for i in todo:
+            crop = crops[i]
             try:
                 x, used, bucket = resize_to_bucket(crop, self.cfg.image_height, self.cfg.width_buckets)
                 by_bucket.setdefault(bucket, []).append((i, x, used))
@@ -85,6 +90,49 @@ class TextRecognizer:
                     except Exception as exc:
                         results[i] = StageError("recognize", type(exc).__name__, str(exc))
         return results
+
+    def _recognize_packed(self, crops: Sequence[np.ndarray], results: list[Recognized | StageError]) -> list[int]:
+        """Crops packed side by side into rows of ``pack_width`` (:mod:`stages.recognition.packing`); every batch
+        is ``pack_rows`` such rows, one shape for the whole run. Returns the indices of crops too wide to pack."""
+        cfg = self.cfg
+        resized: list[tuple[int, np.ndarray]] = []
+        wide: list[int] = []
+        for i, crop in enumerate(crops):
+            try:
+                h, w = crop.shape[:2]
+                if np.ceil(cfg.image_height * w / max(h, 1)) > cfg.pack_width:
+                    wide.append(i)
+                    continue
+                resized.append((i, resize_to_height(crop, cfg.image_height, cfg.pack_width)))
+            except Exception as exc:
+                results[i] = StageError("recognize", type(exc).__name__, str(exc))
+        if not resized:
+            return wide
+        placements, n_rows = pack_rows([x.shape[2] for _, x in resized], cfg.pack_width, cfg.pack_gap, CTC_STRIDE)
+        by_row: dict[int, list[int]] = {}
+        for k, p in enumerate(placements):
+            by_row.setdefault(p.row, []).append(k)
+        for first in range(0, n_rows, cfg.pack_rows):
+            batch = np.zeros((cfg.pack_rows, 3, cfg.image_height, cfg.pack_width), np.float32)
+            members = [(r - first, k) for r in range(first, min(first + cfg.pack_rows, n_rows)) for k in by_row[r]]
+            for r, k in members:
+                p = placements[k]
+                batch[r, :, :, p.offset:p.offset + p.width] = resized[k][1]
+            try:
+                out = self.runner.run_one(batch)
+            except Exception as exc:
+                for _, k in members:
+                    i = resized[k][0]
+                    results[i] = StageError("recognize", type(exc).__name__, str(exc))
+                continue
+            for r, k in members:
+                i, p = resized[k][0], placements[k]
+                try:
+                    f0, f1 = frame_span(p, CTC_STRIDE, out.shape[1])
+                    results[i] = self._finish(out[r, f0:f1], p.width)
+                except Exception as exc:
+                    results[i] = StageError("recognize", type(exc).__name__, str(exc))
+        return wide
 
     def rows_for(self, bucket: int) -> int:
         """Rows of a batch in this width bucket: fixed (partial batches are padded with blank rows), so
