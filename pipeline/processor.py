@@ -116,7 +116,7 @@ class DocumentProcessor:
                     owners.append((doc, pi, box, crop.vertical))
         if not crops:
             return
-        results = self.recognizer.recognize_batch(crops)
+        results = self.recognizer.recognize_batch(crops, groups=[id(doc) for doc, _, _, _ in owners])
         total = _ms(t0)
         counts: dict[int, int] = {}
         drop = self.config.recognition.drop_score

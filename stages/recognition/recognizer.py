@@ -11,7 +11,7 @@ from pipeline.config import PredictorConfig, RecognitionConfig
 from stages.predictor import PaddleRunner
 from stages.recognition.crop import resize_to_bucket, resize_to_height
 from stages.recognition.ctc import CharDict, CTCResult, greedy_decode, prefix_beam_search
-from stages.recognition.packing import frame_span, pack_rows
+from stages.recognition.packing import Placement, frame_span, pack_rows
 from stages.types import FrameProbs, Recognized, StageError
 
 log = logging.getLogger(__name__)
@@ -56,13 +56,16 @@ class TextRecognizer:
             return greedy_decode(probs)
         return prefix_beam_search(probs, beam_width=self.cfg.beam_width, allowed=allowed, max_candidates=32)
 
-    def recognize_batch(self, crops: Sequence[np.ndarray]) -> list[Recognized | StageError]:
+    def recognize_batch(self, crops: Sequence[np.ndarray],
+                        groups: Optional[Sequence[int]] = None) -> list[Recognized | StageError]:
+        """N crops in, N results out (in order). ``groups`` (one key per crop, e.g. its document) keeps packed rows
+        within a group, so a document reads the same whatever other documents share its batch."""
         results: list[Recognized | StageError] = [StageError("recognize", "Internal", "not run")] * len(crops)
         if self.classifier is not None:
             crops = self.classifier.upright(crops)
         todo = range(len(crops))
         if self.cfg.packing:  # crops up to pack_width are packed; wider ones go through the width buckets
-            todo = self._recognize_packed(crops, results)
+            todo = self._recognize_packed(crops, results, groups)
         by_bucket: dict[int, list[tuple[int, np.ndarray, int]]] = {}
         for i in todo:
             crop = crops[i]
@@ -91,7 +94,8 @@ class TextRecognizer:
                         results[i] = StageError("recognize", type(exc).__name__, str(exc))
         return results
 
-    def _recognize_packed(self, crops: Sequence[np.ndarray], results: list[Recognized | StageError]) -> list[int]:
+    def _recognize_packed(self, crops: Sequence[np.ndarray], results: list[Recognized | StageError],
+                          groups: Optional[Sequence[int]] = None) -> list[int]:
         """Crops packed side by side into rows of ``pack_width`` (:mod:`stages.recognition.packing`); every batch
         is ``pack_rows`` such rows, one shape for the whole run. Returns the indices of crops too wide to pack."""
         cfg = self.cfg
@@ -108,7 +112,7 @@ class TextRecognizer:
                 results[i] = StageError("recognize", type(exc).__name__, str(exc))
         if not resized:
             return wide
-        placements, n_rows = pack_rows([x.shape[2] for _, x in resized], cfg.pack_width, cfg.pack_gap, CTC_STRIDE)
+        placements, n_rows = self._pack(resized, groups)
         by_row: dict[int, list[int]] = {}
         for k, p in enumerate(placements):
             by_row.setdefault(p.row, []).append(k)
@@ -133,6 +137,23 @@ class TextRecognizer:
                 except Exception as exc:
                     results[i] = StageError("recognize", type(exc).__name__, str(exc))
         return wide
+
+    def _pack(self, resized: list[tuple[int, np.ndarray]],
+              groups: Optional[Sequence[int]]) -> tuple[list[Placement], int]:
+        """Pack each group's crops into rows of its own; rows are numbered across groups."""
+        cfg = self.cfg
+        by_group: dict[int, list[int]] = {}
+        for k, (i, _) in enumerate(resized):
+            by_group.setdefault(groups[i] if groups is not None else 0, []).append(k)
+        placements: list[Optional[Placement]] = [None] * len(resized)
+        n_rows = 0
+        for members in by_group.values():
+            placed, rows = pack_rows([resized[k][1].shape[2] for k in members], cfg.pack_width, cfg.pack_gap,
+                                     CTC_STRIDE)
+            for k, p in zip(members, placed):
+                placements[k] = Placement(k, p.row + n_rows, p.offset, p.width)
+            n_rows += rows
+        return [p for p in placements if p is not None], n_rows
 
     def rows_for(self, bucket: int) -> int:
         """Rows of a batch in this width bucket: fixed (partial batches are padded with blank rows), so

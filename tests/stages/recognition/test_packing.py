@@ -63,3 +63,19 @@ def test_packed_recognition_reads_like_the_bucket_path() -> None:
     b = [r.text for r in buckets.recognize_batch(crops)]
     assert a == b
     assert a[0] == "投保人：张三" and a[5] == "13812345678"
+
+
+def test_a_group_reads_the_same_whatever_shares_its_batch() -> None:
+    from tests.conftest import text_image
+
+    from pipeline.config import PredictorConfig, RecognitionConfig
+    from stages.recognition.recognizer import TextRecognizer
+
+    mine = [_tight(text_image([t], width=60 + 30 * len(t))) for t in ("投保人：张三", "2026年1月1日", "法定")]
+    other = [_tight(text_image([t], width=60 + 30 * len(t))) for t in ("保险费：¥5,230.50", "李小四", "瑞丰人寿")]
+    rec = TextRecognizer(RecognitionConfig(packing=True), PredictorConfig(cpu_threads=1))
+    alone = [(r.text, r.char_probs) for r in rec.recognize_batch(mine)]
+    mixed = rec.recognize_batch(other[:1] + mine + other[1:], groups=[1, 0, 0, 0, 1, 1])
+    assert [r.text for r in mixed[1:4]] == [t for t, _ in alone]
+    for r, (_, probs) in zip(mixed[1:4], alone):
+        assert np.allclose(r.char_probs, probs, atol=1e-4)
