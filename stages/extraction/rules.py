@@ -587,6 +587,8 @@ def _trim(kind: str, norm: str, s: int, e: int) -> tuple[int, int]:
     if s >= e:
         return s, s
     if kind in ("name", "beneficiary"):
+        while e - s > 2 and norm[s] in _NAME_LEADER_LOOKALIKES and _CJK_RE.match(norm[s + 1]):
+            s += 1  # 一郑洋, 一法定: a dash leader read as 一 (no surname is 一 or 十)
         e = _trim_name(norm, s, e)
     elif kind == "id_number":
         e = _prefix_of(norm, s, e, _ID_CHARS | {" "})
@@ -605,12 +607,22 @@ def _trim(kind: str, norm: str, s: int, e: int) -> tuple[int, int]:
         m = _GLUED_ADDRESS_LABEL_RE.match(norm, s)
         if m and m.end() < e:
             s = m.end()  # 家庭住址辽宁省…: an address label (any qualifier + 地址/住址) glued to its value
+        m = _JUNK_BEFORE_PROVINCE_RE.match(norm, s)
+        if m and m.end() < e:
+            s = m.end()  # 上重庆市…: a speck of the underline read as a character before the province
         e = _cut_gap(norm, s, e, 2)
         stop = next((i for i in range(s, e) if norm[i] in ",;。!?【" or (norm[i] == "·" and i > s)), e)
         e = stop
     return _strip(norm, s, e)
 
 
+_NAME_LEADER_LOOKALIKES = "一十"
+_PROVINCES = ("北京", "天津", "上海", "重庆", "河北", "山西", "辽宁", "吉林", "黑龙江", "江苏", "浙江", "安徽", "福建",
+              "江西", "山东", "河南", "湖北", "湖南", "广东", "海南", "四川", "贵州", "云南", "陕西", "甘肃", "青海",
+              "台湾", "内蒙古", "广西", "西藏", "宁夏", "新疆", "香港", "澳门")
+_JUNK_BEFORE_PROVINCE_RE = re.compile(
+    "[^\u4e00-\u9fff]{0,2}[\u4e00-\u9fff]?(?=(?:%s)[\u4e00-\u9fff]{0,4}(?:省|市|自治区|特别行政区))"
+    % "|".join(_PROVINCES))
 _GLUED_ADDRESS_LABEL_RE = re.compile(r"[\u4e00-\u9fff]{0,6}(?:地址|住址)[:：]?")
 
 _TEXT_MUST_CONTAIN: dict[str, tuple[str, ...]] = {

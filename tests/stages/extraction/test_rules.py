@@ -791,3 +791,13 @@ def test_label_cell_ending_in_leaders_and_a_speck_before_the_value() -> None:
              box("保险产品", 60, 150), box("0", 200, 152), box("福满堂定期寿险A款", 260, 150)]
     assert values(lines[:2])["product_name"] == "安心少儿重大疾病保险"
     assert values(lines[2:])["product_name"] == "福满堂定期寿险A款"
+
+
+def test_specks_read_as_characters_before_a_name_or_a_province_are_dropped() -> None:
+    got = values(rows(("投保人", "一郑洋"), ("受益人", "一法定"), ("通讯地址", "上重庆市沙坪坝区南京东路628号"),
+                      ("被保险人", "一二")))
+    assert got["policyholder_name"] == "郑洋"
+    assert got["beneficiary_name"] == "法定"
+    assert got["policyholder_address"] == "重庆市沙坪坝区南京东路628号"
+    assert got["insured_name"] == "一二"  # nothing left to be a name without it: kept
+    assert values(rows(("通讯地址", "上海市浦东新区世纪大道100号"),))["policyholder_address"] == "上海市浦东新区世纪大道100号"
