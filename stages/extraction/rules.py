@@ -1475,7 +1475,7 @@ def _unknown_labels(doc: _Doc) -> list[_Unknown]:
             if s > line_start and comp[s - 1] not in _PUNCT and line.comp_to_norm[s] - line.comp_to_norm[s - 1] <= 1:
                 continue  # inside running text
             value_start, separated = _label_box_end(comp, s, e, *_skip_connectors(comp, e))
-            whole_line = s <= line_start and e == len(comp) and e - s <= 8
+            whole_line = s <= line_start and e == len(comp) and e - s <= 10
             text = comp[s:e]
             if (separated or whole_line) and _unknown_label_text_ok(text) and not (
                     not separated and _label_likeness(text) < _MIN_LABEL_LIKENESS) and not _known_label_ends(
@@ -1492,6 +1492,14 @@ def _unknown_labels(doc: _Doc) -> list[_Unknown]:
 
 
 _GLUED_KINDS = ("name", "beneficiary", "id_number", "phone", "date", "amount", "code")
+_KEY_ROLE: dict[str, str] = {key: role for (role, _), key in ROLE_FIELDS.items()}
+_KEY_ROLE.update({key: role for role, key in ROLE_NAME_FIELDS.items()})
+
+
+def _explicit_role(text: str) -> Optional[str]:
+    """The role a label names with a known role word (投保人公民身份号码 -> policyholder), if exactly one."""
+    roles = {role for word, role in ROLE_WORDS.items() if word in text and role != "other"}
+    return roles.pop() if len(roles) == 1 else None
 _PERSON_LABEL_ENDS = ("人", "姓名", "名称")  # 要保人, 受益人, 投保人姓名
 _GLUED_PRODUCT_SIMILARITY = 0.6
 
@@ -1532,18 +1540,20 @@ def _unknown_label_candidates(doc: _Doc, filled: Mapping[str, _Candidate]) -> li
     empty = [key for key in FIELD_KEYS if key not in filled and key not in named]
     prefix_role: dict[str, str] = {}
     for phase in ("names", "rest"):
-        pairs: list[tuple[float, int, int, _Unknown, str, list[_Candidate]]] = []
+        pairs: list[tuple[bool, float, int, int, _Unknown, str, list[_Candidate]]] = []
         keys = [k for k in empty + ["_period"] if (FIELDS[k].kind in _NAME_KINDS if k in FIELDS else False)
                 == (phase == "names")]
         for u in unknowns:
             if u.site_key in used:
                 continue
-            allowed = [k for k in keys if not u.glued or _glued_ok(u.text, k)]
+            role = _explicit_role(u.text)
+            allowed = [k for k in keys if (not u.glued or _glued_ok(u.text, k))
+                       and (role is None or _KEY_ROLE.get(k) in (None, role))]
             sims = field_similarities(u.text, {k: _LABELS_BY_FIELD[k] for k in allowed})
-            for prefix, role in prefix_role.items():
+            for prefix, prefix_owner in prefix_role.items():
                 if u.text.startswith(prefix) and u.text != prefix:
                     for attr in ATTR_WORDS:
-                        key = ROLE_FIELDS.get((role, attr))
+                        key = ROLE_FIELDS.get((prefix_owner, attr))
                         if key in sims:
                             sims[key] += _ROLE_PREFIX_BONUS
             for key, sim in sims.items():
@@ -1552,10 +1562,10 @@ def _unknown_label_candidates(doc: _Doc, filled: Mapping[str, _Candidate]) -> li
                 cands = _unknown_site_candidates(doc, key, sites[id(u)], sim)
                 if cands and not any((c.match.line_indices, c.match.value) in taken for c in cands):
                     order = FIELD_KEYS.index(key) if key in FIELDS else len(FIELD_KEYS)
-                    pairs.append((-round(sim, 2), doc.rank[u.occ.line], order, u, key, cands))
-        pairs.sort(key=lambda p: p[:3])
+                    pairs.append((role is None, -round(sim, 2), doc.rank[u.occ.line], order, u, key, cands))
+        pairs.sort(key=lambda p: p[:4])  # labels that name a known role (投保人公民身份号码) first
         done: set[str] = set()
-        for _, _, _, u, key, cands in pairs:
+        for _, _, _, _, u, key, cands in pairs:
             if u.site_key in used or key in done or (key == "_period" and {"effective_date", "expiry_date"} & done):
                 continue
             used.add(u.site_key)

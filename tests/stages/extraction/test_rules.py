@@ -801,3 +801,12 @@ def test_specks_read_as_characters_before_a_name_or_a_province_are_dropped() -> 
     assert got["policyholder_address"] == "重庆市沙坪坝区南京东路628号"
     assert got["insured_name"] == "一二"  # nothing left to be a name without it: kept
     assert values(rows(("通讯地址", "上海市浦东新区世纪大道100号"),))["policyholder_address"] == "上海市浦东新区世纪大道100号"
+
+
+def test_an_unknown_label_naming_a_known_role_is_placed_first() -> None:
+    got = values(rows(("要保人", "贺静梓"), ("投保人公民身份号码", PH_ID), ("被保险人姓名", "郑洋"),
+                      ("受保人证件号码", INS_ID)))
+    assert got["policyholder_name"] == "贺静梓"
+    assert got["policyholder_id_number"] == PH_ID  # 投保人… names its owner; 受保人… takes what is left
+    assert got["insured_name"] == "郑洋"
+    assert got["insured_id_number"] == INS_ID
