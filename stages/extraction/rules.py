@@ -1187,7 +1187,9 @@ def _sub_segments(segments: _Segments, s: int, e: int) -> _Segments:
 
 _NAME_PAT = r"[\u4e00-\u9fff·]{2,6}?"
 _ID_LABEL_PAT = r"(?:身份证号码|身份证号|身份证件号码|身份证|证件号码|证件号)"
-_ID_IN_PARENS = rf"\([\u4e00-\u9fff]{{0,4}}?{_ID_LABEL_PAT}:?(?P<id>[0-9XxOoDlI|]{{17,18}})(?=[,;)])[^()]*\)"
+# (身份证号码：…) / (被保险人公民身份号码：…): any short label ending in an ID word
+_ID_IN_PARENS = (rf"\((?:[\u4e00-\u9fff]{{0,4}}?{_ID_LABEL_PAT}|[\u4e00-\u9fff]{{0,12}}?(?:号码|证号)):?"
+                 rf"(?P<id>[0-9XxOoDlI|]{{17,18}})(?=[,;)])[^()]*\)")
 _NARRATIVE_PATTERNS: dict[str, re.Pattern[str]] = {
     "policyholder": re.compile(
         rf"投保人(?P<name>{_NAME_PAT})(?:{_ID_IN_PARENS})?"
@@ -1196,7 +1198,7 @@ _NARRATIVE_PATTERNS: dict[str, re.Pattern[str]] = {
     "product": re.compile(
         r"(?:向|在)(?:本公司|我公司|本司|我司)?投保(?:了)?(?P<name>[\u4e00-\u9fffA-Za-z0-9()·]{2,30}?(?:保险|险)"
         r"(?:\([\u4e00-\u9fff0-9]{1,10}\))?(?:[A-Z]款)?)(?=[,;。\x00]|$)"),
-    "product_quoted": re.compile(r"投保(?:了)?《(?P<name>[^《》,;。]{2,40})》"),
+    "product_quoted": re.compile(r"投保(?:了)?[《(](?P<name>[^《》,;。]{2,40})》"),  # OCR may read 《 as (
     "beneficiary": re.compile(rf"受益人(?:为|是)(?P<name>法定继承人|法定受益人|法定|{_NAME_PAT})(?=[,;。(\x00]|$)"),
     "beneficiary_named": re.compile(
         rf"指定(?P<name>法定继承人|法定受益人|法定|{_NAME_PAT})为(?:身故)?(?:保险金)?受益人"),
@@ -1592,6 +1594,8 @@ def _unknown_site_candidates(doc: _Doc, key: str, sites: list[tuple[_Segments, _
         if c is not None and FIELDS[key].kind == "amount" and any(
                 _CJK_RE.match(ch) and ch not in _AMOUNT_CHARS for ch in c.match.text):
             c = None  # 智选住院医疗保险(2024版) is no amount, however it parses
+        if c is not None and FIELDS[key].kind == "phone" and c.match.normalized.issues:
+            c = None  # a label outside the lexicon is weak evidence: only a well-formed number is a phone
         if c is not None:
             return [c]
     return []

@@ -810,3 +810,14 @@ def test_an_unknown_label_naming_a_known_role_is_placed_first() -> None:
     assert got["policyholder_id_number"] == PH_ID  # 投保人… names its owner; 受保人… takes what is left
     assert got["insured_name"] == "郑洋"
     assert got["insured_id_number"] == INS_ID
+
+
+def test_narrative_ids_under_any_id_label_and_a_misread_quote() -> None:
+    got = values(rows(("兹据投保人莫成浩（投保人公民身份号码：" + PH_ID + "），联系电话：15399507242），以李小四（被保险人公民身份号码："
+                       + INS_ID + "）为被保险人，向本公司投保（乐享门急诊医疗保险B款》。",)))
+    assert got["policyholder_name"] == "莫成浩"
+    assert got["policyholder_id_number"] == PH_ID
+    assert got["insured_name"] == "李小四"
+    assert got["insured_id_number"] == INS_ID
+    assert got["product_name"] == "乐享门急诊医疗保险B款"
+    assert got["policyholder_phone"] == "15399507242"
