@@ -825,6 +825,29 @@ class _Doc:
                     return None
         return nxt.index
 
+    def row_run(self, segments: _Segments) -> _Segments:
+        """A one-box value extended by the boxes of its row that touch it (gap under one line height) on either
+        side, left to right: ``2026/02/03零时`` + ``-2027/02/03二十四时`` split by the detector."""
+        if len(segments) != 1:
+            return segments
+        line = self.lines[segments[0][0]]
+        run = [line]
+        for step in (-1, 1):
+            cur = line
+            while True:
+                nxt = [ln for ln in self.live if ln not in run and ln.page == cur.page and self.same_row(ln, cur)
+                       and (ln.x0 - cur.x1 if step > 0 else cur.x0 - ln.x1) < cur.height
+                       and ((ln.x0 + ln.x1) / 2 > (cur.x0 + cur.x1) / 2) == (step > 0)
+                       and not self.starts_with_label(ln.index)]
+                if not nxt:
+                    break
+                cur = min(nxt, key=lambda ln: abs((ln.x0 + ln.x1) / 2 - (cur.x0 + cur.x1) / 2))
+                run.append(cur)
+        if len(run) == 1:
+            return segments
+        run.sort(key=lambda ln: ln.x0)
+        return tuple((ln.index, 0, self.value_end(ln.index, 0)) if ln is not line else segments[0] for ln in run)
+
     def cell_tail(self, segment: tuple[int, int, int]) -> _Segments:
         """The end of a value wrapped inside a table cell (an address whose last characters, ``室``, went to the next
         line): a short line just below, starting under the value's start, that is no label and no other row's
@@ -1137,6 +1160,8 @@ def _label_candidates(doc: _Doc) -> tuple[list[_Candidate], set[str]]:
                 continue
             for segments, cont, method, base in _value_sites(doc, o):
                 if o.label.kind == "period":
+                    if method != "label":  # a value box: the period may be split into touching boxes
+                        segments = doc.row_run(segments)
                     out.extend(_period_candidates(doc, segments + cont, method, base * factor))
                     continue
                 for key in fields:
@@ -1159,8 +1184,9 @@ def _period_candidates(doc: _Doc, segments: _Segments, method: str, base: float)
     text = "".join(doc.lines[li].comp[cs:ce] for li, cs, ce in segments)
     spans = date_spans(text)
     keys: tuple[str, ...] = ("effective_date", "expiry_date")
-    if spans and re.search(r"(?:至|到|止于)$", text[:spans[0][0]]):
-        keys = ("expiry_date",)  # 保险期间至<date>
+    if spans and (re.search(r"(?:至|到|止于)$", text[:spans[0][0]])
+                  or (len(spans) == 1 and text[:spans[0][0]] in ("-", "~", "—", "至"))):
+        keys = ("expiry_date",)  # 保险期间至<date>, or the second half of a period split across boxes
     out = []
     for key, (s, e) in zip(keys, spans[:2]):
         c = doc.make_segments(key, _sub_segments(segments, s, e), method, base)

@@ -821,3 +821,10 @@ def test_narrative_ids_under_any_id_label_and_a_misread_quote() -> None:
     assert got["insured_id_number"] == INS_ID
     assert got["product_name"] == "乐享门急诊医疗保险B款"
     assert got["policyholder_phone"] == "15399507242"
+
+
+def test_a_period_split_into_touching_boxes_under_its_header() -> None:
+    lines = [box("保险期间", 450, 100), box("2026/02/03零时", 70, 145), box("-2027/02/03二十四时", 222, 145)]
+    got = values(lines)
+    assert got["effective_date"] == "2026-02-03"
+    assert got["expiry_date"] == "2027-02-03"
