@@ -457,11 +457,15 @@ def _skip_connectors(comp: str, pos: int) -> tuple[int, bool]:
     return pos, saw
 
 
+def _only_punctuation_after(comp: str, end: int) -> bool:
+    """Nothing but punctuation or leader characters (possibly nothing) follows compact position ``end``."""
+    return all(ch in _PUNCT or ch in _LEADER_CHARS for ch in comp[end:])
+
+
 def _label_box_end(comp: str, start: int, end: int, pos: int, saw: bool) -> tuple[int, bool]:
     """A label opening its box followed only by punctuation (制单日期， / 被保险人名称。 / 保障额度·: leader dots
     read as punctuation) ends the box: its value is another box."""
-    if (not saw and start <= _line_start(comp) and end < len(comp)
-            and all(ch in _PUNCT or ch in _LEADER_CHARS for ch in comp[end:])):
+    if not saw and start <= _line_start(comp) and end < len(comp) and _only_punctuation_after(comp, end):
         return len(comp), True
     return pos, saw
 
@@ -487,7 +491,7 @@ def _find_occurrences(line: _Line, li: int) -> list[_Occ]:
         punct_before = s > 0 and comp[s - 1] in _PUNCT
         # a short box that ends with the label (指定受益人, 总保险金额): a label cell whose value is another box
         ends_box = (len(comp) <= 10 and not out and not any(ch in _PUNCT for ch in comp[:s])
-                    and all(ch in _PUNCT or ch in _LEADER_CHARS for ch in comp[e:]))
+                    and _only_punctuation_after(comp, e))
         strong = at_start or separated or gap_before or punct_before or ends_box
         if label.kind == "attr" and strong and not (at_start or gap_before or punct_before):
             strong = _qualified_ok(comp, s, out)
@@ -1509,8 +1513,8 @@ def _unknown_labels(doc: _Doc) -> list[_Unknown]:
                     not separated and _label_likeness(text) < _MIN_LABEL_LIKENESS) and not _known_label_ends(
                     doc, li, s, e, strong_only=False):
                 out.append(_Unknown(_Occ(li, s, e, LabelDef(text, "field"), True, value_start), text))
-            if separated or s > line_start or any(o.start <= s and (o.label.kind != "distractor" or o.value_start > o.end)
-                                                  for o in doc.occ[li]):
+            opened = any(o.start <= s and (o.label.kind != "distractor" or o.value_start > o.end) for o in doc.occ[li])
+            if separated or s > line_start or opened:
                 continue  # a known label opens the line (a distractor only when a separator follows: 保险责任起始日…)
             for k in range(s + 2, min(s + 9, len(comp))):
                 text = comp[s:k]
@@ -1528,6 +1532,8 @@ def _explicit_role(text: str) -> Optional[str]:
     """The role a label names with a known role word (投保人公民身份号码 -> policyholder), if exactly one."""
     roles = {role for word, role in ROLE_WORDS.items() if word in text and role != "other"}
     return roles.pop() if len(roles) == 1 else None
+
+
 _PERSON_LABEL_ENDS = ("人", "姓名", "名称")  # 要保人, 受益人, 投保人姓名
 _GLUED_PRODUCT_SIMILARITY = 0.6
 
@@ -1554,7 +1560,8 @@ def _unknown_label_candidates(doc: _Doc, filled: Mapping[str, _Candidate]) -> li
     """
     taken = {(c.match.line_indices, c.match.value) for c in filled.values()}
     unknowns = _unknown_labels(doc)
-    label_lines = {u.occ.line for u in unknowns if not u.glued and u.occ.start == _line_start(doc.lines[u.occ.line].comp)}
+    label_lines = {u.occ.line for u in unknowns
+                   if not u.glued and u.occ.start == _line_start(doc.lines[u.occ.line].comp)}
     sites = {id(u): [site for site in _value_sites(doc, u.occ) if site[0][0][0] == u.occ.line
                      or site[0][0][0] not in label_lines] for u in unknowns}
     out: list[_Candidate] = []
@@ -1599,8 +1606,8 @@ def _unknown_label_candidates(doc: _Doc, filled: Mapping[str, _Candidate]) -> li
             used.add(u.site_key)
             done.update([key] if key != "_period" else [c.key for c in cands])
             out.extend(cands)
-            if phase == "names" and key in ROLE_NAME_FIELDS.values():
-                prefix_role[u.text] = next(r for r, k in ROLE_NAME_FIELDS.items() if k == key)
+            if phase == "names" and key in _KEY_ROLE:
+                prefix_role[u.text] = _KEY_ROLE[key]
         empty = [k for k in empty if k not in done]
     return out
 
