@@ -35,22 +35,25 @@ def pick_bucket(width: int, buckets: tuple[int, ...]) -> int:
     return buckets[-1]
 
 
+def target_width(img: np.ndarray, height: int) -> int:
+    """Width of ``img`` resized to ``height`` with its aspect kept (at least 1)."""
+    h, w = img.shape[:2]
+    return max(1, int(np.ceil(height * w / max(h, 1))))
+
+
 def resize_to_bucket(img: np.ndarray, height: int, buckets: tuple[int, ...]) -> tuple[np.ndarray, int, int]:
     """Resize to ``height`` keeping the aspect, pad right to the smallest bucket that fits (squash into the
     largest if none does). Returns (3xHxB float32 normalized to [-1, 1], used width, bucket)."""
-    h, w = img.shape[:2]
-    target_w = max(1, int(np.ceil(height * w / max(h, 1))))
-    bucket = pick_bucket(target_w, buckets)
-    used = min(target_w, bucket)
-    resized = cv2.resize(img, (used, height), interpolation=cv2.INTER_LINEAR)
+    bucket = pick_bucket(target_width(img, height), buckets)
+    x = resize_to_height(img, height, bucket)
+    used = x.shape[2]
     out = np.zeros((3, height, bucket), np.float32)
-    out[:, :, :used] = (resized.astype(np.float32).transpose(2, 0, 1) / 127.5) - 1.0
+    out[:, :, :used] = x
     return out, used, bucket
 
 
 def resize_to_height(img: np.ndarray, height: int, max_width: int) -> np.ndarray:
     """Resize to ``height`` keeping the aspect (squeezed to ``max_width`` if wider): 3xHxW float32 in [-1, 1]."""
-    h, w = img.shape[:2]
-    target_w = min(max(1, int(np.ceil(height * w / max(h, 1)))), max_width)
+    target_w = min(target_width(img, height), max_width)
     resized = cv2.resize(img, (target_w, height), interpolation=cv2.INTER_LINEAR)
     return (resized.astype(np.float32).transpose(2, 0, 1) / 127.5) - 1.0

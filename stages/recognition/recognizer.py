@@ -9,7 +9,7 @@ import numpy as np
 from models.registry import resolve_model
 from pipeline.config import PredictorConfig, RecognitionConfig
 from stages.predictor import PaddleRunner
-from stages.recognition.crop import resize_to_bucket, resize_to_height
+from stages.recognition.crop import resize_to_bucket, resize_to_height, target_width
 from stages.recognition.ctc import CharDict, CTCResult, greedy_decode, prefix_beam_search
 from stages.recognition.packing import Placement, frame_span, pack_rows
 from stages.types import FrameProbs, Recognized, StageError
@@ -29,6 +29,10 @@ def keep_columns(probs: np.ndarray, min_prob: float, max_columns: int, always: O
     parts = [np.array([0]), cand] + ([always] if always is not None else [])
     cols = np.unique(np.concatenate(parts)).astype(np.int32)
     return FrameProbs(columns=cols, probs=np.ascontiguousarray(probs[:, cols], dtype=np.float32))
+
+
+def _error(exc: Exception) -> StageError:
+    return StageError("recognize", type(exc).__name__, str(exc))
 
 
 class TextRecognizer:
@@ -68,12 +72,11 @@ class TextRecognizer:
             todo = self._recognize_packed(crops, results, groups)
         by_bucket: dict[int, list[tuple[int, np.ndarray, int]]] = {}
         for i in todo:
-            crop = crops[i]
             try:
-                x, used, bucket = resize_to_bucket(crop, self.cfg.image_height, self.cfg.width_buckets)
+                x, used, bucket = resize_to_bucket(crops[i], self.cfg.image_height, self.cfg.width_buckets)
                 by_bucket.setdefault(bucket, []).append((i, x, used))
             except Exception as exc:
-                results[i] = StageError("recognize", type(exc).__name__, str(exc))
+                results[i] = _error(exc)
         for bucket, items in by_bucket.items():
             rows = self.rows_for(bucket)
             for start in range(0, len(items), rows):
@@ -81,18 +84,28 @@ class TextRecognizer:
                 batch = np.zeros((rows,) + chunk[0][1].shape, np.float32)  # fixed shape per bucket
                 for j, (_, x, _) in enumerate(chunk):
                     batch[j] = x
-                try:
-                    out = self.runner.run_one(batch)
-                except Exception as exc:
-                    for i, _, _ in chunk:
-                        results[i] = StageError("recognize", type(exc).__name__, str(exc))
-                    continue
-                for (i, _, used), probs in zip(chunk, out):
-                    try:
-                        results[i] = self._finish(probs, used)
-                    except Exception as exc:
-                        results[i] = StageError("recognize", type(exc).__name__, str(exc))
+                self._run_batch(batch, [(i, j, None, used) for j, (i, _, used) in enumerate(chunk)], results)
         return results
+
+    def _run_batch(self, batch: np.ndarray, members: Sequence[tuple[int, int, Optional[Placement], int]],
+                   results: list[Recognized | StageError]) -> None:
+        """Run one fixed-shape batch and decode its members ``(result index, row, placement in a packed row or
+        None for a whole row, used width)``; a failed run fails every member, a failed decode only its own."""
+        try:
+            out = self.runner.run_one(batch)
+        except Exception as exc:
+            for i, _, _, _ in members:
+                results[i] = _error(exc)
+            return
+        for i, row, placement, used in members:
+            try:
+                probs = out[row]
+                if placement is not None:
+                    f0, f1 = frame_span(placement, CTC_STRIDE, out.shape[1])
+                    probs = probs[f0:f1]
+                results[i] = self._finish(probs, used)
+            except Exception as exc:
+                results[i] = _error(exc)
 
     def _recognize_packed(self, crops: Sequence[np.ndarray], results: list[Recognized | StageError],
                           groups: Optional[Sequence[int]] = None) -> list[int]:
@@ -103,13 +116,12 @@ class TextRecognizer:
         wide: list[int] = []
         for i, crop in enumerate(crops):
             try:
-                h, w = crop.shape[:2]
-                if np.ceil(cfg.image_height * w / max(h, 1)) > cfg.pack_width:
+                if target_width(crop, cfg.image_height) > cfg.pack_width:
                     wide.append(i)
                     continue
                 resized.append((i, resize_to_height(crop, cfg.image_height, cfg.pack_width)))
             except Exception as exc:
-                results[i] = StageError("recognize", type(exc).__name__, str(exc))
+                results[i] = _error(exc)
         if not resized:
             return wide
         placements, n_rows = self._pack(resized, groups)
@@ -118,24 +130,13 @@ class TextRecognizer:
             by_row.setdefault(p.row, []).append(k)
         for first in range(0, n_rows, cfg.pack_rows):
             batch = np.zeros((cfg.pack_rows, 3, cfg.image_height, cfg.pack_width), np.float32)
-            members = [(r - first, k) for r in range(first, min(first + cfg.pack_rows, n_rows)) for k in by_row[r]]
-            for r, k in members:
-                p = placements[k]
-                batch[r, :, :, p.offset:p.offset + p.width] = resized[k][1]
-            try:
-                out = self.runner.run_one(batch)
-            except Exception as exc:
-                for _, k in members:
-                    i = resized[k][0]
-                    results[i] = StageError("recognize", type(exc).__name__, str(exc))
-                continue
-            for r, k in members:
-                i, p = resized[k][0], placements[k]
-                try:
-                    f0, f1 = frame_span(p, CTC_STRIDE, out.shape[1])
-                    results[i] = self._finish(out[r, f0:f1], p.width)
-                except Exception as exc:
-                    results[i] = StageError("recognize", type(exc).__name__, str(exc))
+            members = []
+            for r in range(first, min(first + cfg.pack_rows, n_rows)):
+                for k in by_row[r]:
+                    p = placements[k]
+                    batch[r - first, :, :, p.offset:p.offset + p.width] = resized[k][1]
+                    members.append((resized[k][0], r - first, p, p.width))
+            self._run_batch(batch, members, results)
         return wide
 
     def _pack(self, resized: list[tuple[int, np.ndarray]],
