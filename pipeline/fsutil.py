@@ -15,8 +15,9 @@ import logging
 import os
 import secrets
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Iterator, Optional
 
 log = logging.getLogger(__name__)
 
@@ -50,22 +51,30 @@ def tmp_path_for(target: Path, tag: Optional[str] = None) -> Path:
     return target.parent / f"{TMP_PREFIX}{tag or secrets.token_hex(8)}{TMP_SUFFIX}"
 
 
-def atomic_write(target: str | Path, data: bytes, tag: Optional[str] = None) -> None:
-    """Write ``data`` to ``target`` atomically and durably (temp + fsync + rename + fsync dir)."""
-    target = Path(target)
+@contextmanager
+def _temp_beside(target: Path, tag: Optional[str]) -> Iterator[Path]:
+    """A temp path beside ``target`` (:func:`tmp_path_for`) for the block to fill and rename into place; removed if
+    the block raises."""
     tmp = tmp_path_for(target, tag)
     try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
+        yield tmp
     except BaseException:
         try:
             os.unlink(tmp)
         except OSError:
             pass
         raise
+
+
+def atomic_write(target: str | Path, data: bytes, tag: Optional[str] = None) -> None:
+    """Write ``data`` to ``target`` atomically and durably (temp + fsync + rename + fsync dir)."""
+    target = Path(target)
+    with _temp_beside(target, tag) as tmp:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
     fsync_dir(target.parent)
 
 
@@ -82,20 +91,13 @@ def durable_move(src: str | Path, dst: str | Path, tag: Optional[str] = None) ->
     except OSError as exc:
         if exc.errno != errno.EXDEV:
             raise
-        tmp = tmp_path_for(dst, tag)
-        try:
+        with _temp_beside(dst, tag) as tmp:
             with open(src, "rb") as fin, open(tmp, "wb") as fout:
                 shutil.copyfileobj(fin, fout, 1024 * 1024)
                 fout.flush()
                 os.fsync(fout.fileno())
             shutil.copystat(src, tmp)
             os.replace(tmp, dst)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
         fsync_dir(dst.parent)
         os.unlink(src)
     fsync_dir(dst.parent)
