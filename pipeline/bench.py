@@ -1,7 +1,9 @@
 """``docpipe bench``: docpipe against peer OCR engines on the same pages, in one run.
 
 Every engine runs in its own subprocess (so peak RSS is its own), after a warm-up, over the same page
-list; CER is computed against the ground-truth lines next to each page (``page.jpg`` + ``page.json``)."""
+list; CER is computed against the ground-truth lines next to each page (``page.jpg`` + ``page.json``).
+With ``--rounds R`` the engines run R times in turn and each ratio is the median of its per-round ratios;
+the share of CPU time stolen by the hypervisor during each run is reported, so a contended host shows."""
 from __future__ import annotations
 
 import argparse
@@ -32,6 +34,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=int, default=2, help="CPU threads given to each engine")
     p.add_argument("--warmup", type=int, default=2, help="pages run before timing")
     p.add_argument("--config", help="docpipe YAML config for the docpipe engines")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="run every engine this many times, interleaved; report medians (the host is shared and noisy)")
     p.add_argument("--soak", type=int, default=0, help="pages for a memory soak of docpipe_engine (e.g. 1000)")
     p.add_argument("--json", type=Path, help="write the full report here")
 
@@ -66,6 +70,54 @@ def run_engine(name: str, pages: list[str], args: argparse.Namespace, checkpoint
     return {"error": f"exit {proc.returncode}: {proc.stderr.strip()[-2000:]}"}
 
 
+def read_cpu_times() -> Optional[list[int]]:
+    """The aggregate ``cpu`` line of /proc/stat (jiffies: user nice system idle iowait irq softirq steal ...)."""
+    try:
+        with open("/proc/stat", encoding="ascii") as f:
+            fields = f.readline().split()
+    except OSError:
+        return None
+    return [int(x) for x in fields[1:9]] if fields and fields[0] == "cpu" and len(fields) >= 9 else None
+
+
+def steal_share(before: Optional[list[int]], after: Optional[list[int]]) -> Optional[float]:
+    """Share of CPU time the hypervisor gave to other guests between two readings (host contention)."""
+    if before is None or after is None:
+        return None
+    delta = [b - a for a, b in zip(before, after)]
+    total = sum(delta)
+    return round(delta[7] / total, 4) if total > 0 else None
+
+
+def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One engine's rounds -> one row: median pages/s (with every round's value), CER of the first round (the
+    engines are deterministic), the highest peak RSS and steal share."""
+    failed = [r for r in runs if "error" in r]
+    if failed:
+        return failed[0]
+    out = dict(runs[len(runs) // 2])
+    rates = [r["pages_per_s"] for r in runs]
+    out["pages_per_s"] = round(float(np.median(rates)), 3)
+    out["pages_per_s_rounds"] = rates
+    out["cer"] = runs[0]["cer"]
+    out["peak_rss_mb"] = max(r["peak_rss_mb"] for r in runs)
+    steals = [r["steal_share"] for r in runs if r.get("steal_share") is not None]
+    out["steal_share"] = max(steals) if steals else None
+    return out
+
+
+def ratio_by_round(runs: dict[str, list[dict[str, Any]]], a: str, b: str) -> Optional[dict[str, Any]]:
+    """pages/s of ``a`` over ``b`` in each round (engines of one round ran minutes apart) and their median."""
+    if a not in runs or b not in runs:
+        return None
+    ratios = [
+        round(x["pages_per_s"] / y["pages_per_s"], 3)
+        for x, y in zip(runs[a], runs[b])
+        if x.get("pages_per_s") and y.get("pages_per_s")
+    ]
+    return {"median": round(float(np.median(ratios)), 3), "rounds": ratios} if ratios else None
+
+
 def score(res: dict[str, Any], pages: list[str], truth: dict[str, Any]) -> None:
     counts: list[CERCount] = []
     for path, out in zip(pages, res.pop("outputs", [])):
@@ -78,16 +130,18 @@ def score(res: dict[str, Any], pages: list[str], truth: dict[str, Any]) -> None:
     res["pages_per_s"] = round(res["pages"] / res["seconds"], 3) if res.get("seconds") else None
 
 
-def report(results: dict[str, dict[str, Any]]) -> str:
-    base = results.get("rapidocr_onnxruntime", {}).get("pages_per_s")
-    rows = [f"{'engine':<22}{'pages/s':>9}{'ratio':>8}{'CER':>8}{'peak RSS MB':>13}"]
+def report(results: dict[str, dict[str, Any]], vs_onnx: dict[str, Optional[dict[str, Any]]]) -> str:
+    """``vs_onnx``: per engine, its per-round ratio to RapidOCR onnxruntime (``ratio_by_round``)."""
+    rows = [f"{'engine':<22}{'pages/s':>9}{'ratio':>8}{'CER':>8}{'peak RSS MB':>13}{'steal':>7}  rounds (pages/s)"]
     for name, r in results.items():
         if "error" in r:
             rows.append(f"{name:<22}  failed: {r['error'][:200]}")
             continue
-        ratio = f"{r['pages_per_s'] / base:.2f}x" if base and r.get("pages_per_s") else "-"
+        ratio = f"{vs_onnx[name]['median']:.2f}x" if vs_onnx.get(name) else "-"
         cer = f"{100 * r['cer']:.2f}%" if r.get("cer") is not None else "-"
-        rows.append(f"{name:<22}{r['pages_per_s']:>9.3f}{ratio:>8}{cer:>8}{r['peak_rss_mb']:>13.0f}")
+        steal = f"{100 * r['steal_share']:.0f}%" if r.get("steal_share") is not None else "-"
+        rounds = " ".join(f"{x:.3f}" for x in r.get("pages_per_s_rounds", []))
+        rows.append(f"{name:<22}{r['pages_per_s']:>9.3f}{ratio:>8}{cer:>8}{r['peak_rss_mb']:>13.0f}{steal:>7}  {rounds}")
     return "\n".join(rows)
 
 
@@ -109,19 +163,28 @@ def run(args: argparse.Namespace) -> int:
     if unknown:
         sys.stderr.write(f"docpipe bench: unknown engine(s) {unknown}; choose from {ENGINES}\n")
         return 2
-    results: dict[str, dict[str, Any]] = {}
-    for name in names:
-        sys.stderr.write(f"bench: {name} on {len(pages)} pages ...\n")
-        res = run_engine(name, pages, args, [])
-        if "error" not in res:
-            score(res, pages, truth)
-        results[name] = res
+    if args.rounds < 1:
+        sys.stderr.write("docpipe bench: --rounds must be at least 1\n")
+        return 2
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
+    for rnd in range(1, args.rounds + 1):
+        for name in names:  # interleaved, so slow spells of the shared host fall on every engine alike
+            sys.stderr.write(f"bench: {name} on {len(pages)} pages (round {rnd}/{args.rounds}) ...\n")
+            before = read_cpu_times()
+            res = run_engine(name, pages, args, [])
+            res["steal_share"] = steal_share(before, read_cpu_times())
+            if "error" not in res:
+                score(res, pages, truth)
+            runs[name].append(res)
+    results = {name: summarize(rs) for name, rs in runs.items()}
+    vs_onnx = {name: ratio_by_round(runs, name, "rapidocr_onnxruntime") for name in names}
     out: dict[str, Any] = {"pages": len(pages), "distinct_pages": len(base_pages), "threads": args.threads,
-                           "cpu_count": os.cpu_count(), "results": results}
-    if "docpipe_engine" in results and "docpipe_loop" in results:
-        a, b = results["docpipe_engine"].get("pages_per_s"), results["docpipe_loop"].get("pages_per_s")
-        if a and b:
-            out["engine_vs_loop"] = round(a / b, 3)
+                           "cpu_count": os.cpu_count(), "rounds": args.rounds, "results": results,
+                           "vs_rapidocr_onnxruntime": vs_onnx}
+    engine_vs_loop = ratio_by_round(runs, "docpipe_engine", "docpipe_loop")
+    if engine_vs_loop:
+        out["engine_vs_loop"] = engine_vs_loop["median"]
+        out["engine_vs_loop_rounds"] = engine_vs_loop["rounds"]
     if args.soak:
         soak_pages = (base_pages * (args.soak // len(base_pages) + 1))[: args.soak]
         marks = sorted({min(100, args.soak), args.soak})
@@ -129,9 +192,10 @@ def run(args: argparse.Namespace) -> int:
         soak = run_engine("docpipe_engine", soak_pages, args, marks)
         soak.pop("outputs", None)
         out["soak"] = soak
-    sys.stdout.write(report(results) + "\n")
+    sys.stdout.write(report(results, vs_onnx) + "\n")
     if "engine_vs_loop" in out:
-        sys.stdout.write(f"extract_many vs extract() loop: {out['engine_vs_loop']:.2f}x\n")
+        per_round = " ".join(f"{x:.2f}" for x in out["engine_vs_loop_rounds"])
+        sys.stdout.write(f"extract_many vs extract() loop: {out['engine_vs_loop']:.2f}x (rounds: {per_round})\n")
     if "soak" in out:
         sys.stdout.write(f"soak RSS checkpoints (MB): {out['soak'].get('rss_checkpoints_mb')}\n")
     if args.json:

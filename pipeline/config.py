@@ -24,12 +24,21 @@ class PredictorConfig(_Strict):
     mkldnn: bool = True
     # oneDNN caches one primitive set per distinct input shape; bound it (RapidOCR-on-Paddle grew to 2.4 GB).
     mkldnn_cache_capacity: int = Field(20, ge=0)
+    # oneDNN bfloat16 for the models the registry marks bf16_ok (the recognizers): "auto" uses it when the CPU
+    # has fast bf16 (avx512_bf16/AMX), "on" fails the build where it does not, "off" keeps fp32 everywhere.
+    cpu_bf16: Literal["auto", "on", "off"] = "auto"
     ir_optim: bool = True
     tensorrt: bool = False
     tensorrt_precision: Literal["fp32", "fp16"] = "fp16"
     tensorrt_use_static: bool = True
     tensorrt_cache_dir: Optional[Path] = None
     profile: bool = False
+
+    @field_validator("cpu_bf16", mode="before")
+    @classmethod
+    def _yaml_on_off(cls, v):
+        # YAML 1.1 reads a bare on/off as a boolean
+        return {True: "on", False: "off"}.get(v, v) if isinstance(v, bool) else v
 
 
 class InputConfig(_Strict):

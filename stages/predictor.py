@@ -25,6 +25,25 @@ def _paddle_inference():
     return inference
 
 
+def cpu_has_fast_bf16() -> bool:
+    from paddle.base import core
+
+    return bool(core.supports_bfloat16() and core.supports_bfloat16_fast_performance())
+
+
+def use_bf16(model: ResolvedModel, cfg: PredictorConfig) -> bool:
+    """Whether this model's CPU predictor runs oneDNN in bfloat16 (see ``PredictorConfig.cpu_bf16``)."""
+    if cfg.device != "cpu" or not cfg.mkldnn or not model.mkldnn_ok or cfg.cpu_bf16 == "off" or not model.bf16_ok:
+        return False
+    fast = cpu_has_fast_bf16()
+    if cfg.cpu_bf16 == "on" and not fast:
+        raise PredictorBuildError(
+            f"predictor.cpu_bf16 is 'on' but this CPU has no fast bfloat16 (avx512_bf16/AMX) for {model.key}; "
+            "use 'auto' or 'off'"
+        )
+    return fast
+
+
 def build_config(model: ResolvedModel, cfg: PredictorConfig, exec_stream: int | None = None):
     inference = _paddle_inference()
 
@@ -55,6 +74,8 @@ def build_config(model: ResolvedModel, cfg: PredictorConfig, exec_stream: int | 
             pc.enable_mkldnn()
             if cfg.mkldnn_cache_capacity:
                 pc.set_mkldnn_cache_capacity(cfg.mkldnn_cache_capacity)
+            if use_bf16(model, cfg):
+                pc.enable_mkldnn_bfloat16()
         else:
             if cfg.mkldnn:
                 log.warning("%s does not run under oneDNN with this Paddle; using the plain CPU kernels", model.key)
