@@ -99,6 +99,7 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
     rates = [r["pages_per_s"] for r in runs]
     out["pages_per_s"] = round(float(np.median(rates)), 3)
     out["pages_per_s_rounds"] = rates
+    out["pages_per_s_best"] = max(rates)  # noise on a shared host only ever slows a run down
     out["cer"] = runs[0]["cer"]
     out["peak_rss_mb"] = max(r["peak_rss_mb"] for r in runs)
     steals = [r["steal_share"] for r in runs if r.get("steal_share") is not None]
@@ -116,6 +117,12 @@ def ratio_by_round(runs: dict[str, list[dict[str, Any]]], a: str, b: str) -> Opt
         if x.get("pages_per_s") and y.get("pages_per_s")
     ]
     return {"median": round(float(np.median(ratios)), 3), "rounds": ratios} if ratios else None
+
+
+def best_ratio(results: dict[str, dict[str, Any]], a: str, b: str) -> Optional[float]:
+    """Best round of ``a`` over best round of ``b``: the other robust reading of a noisy host."""
+    x, y = results.get(a, {}).get("pages_per_s_best"), results.get(b, {}).get("pages_per_s_best")
+    return round(x / y, 3) if x and y else None
 
 
 def score(res: dict[str, Any], pages: list[str], truth: dict[str, Any]) -> None:
@@ -185,6 +192,8 @@ def run(args: argparse.Namespace) -> int:
     if engine_vs_loop:
         out["engine_vs_loop"] = engine_vs_loop["median"]
         out["engine_vs_loop_rounds"] = engine_vs_loop["rounds"]
+        out["engine_vs_loop_best"] = best_ratio(results, "docpipe_engine", "docpipe_loop")
+    out["best_vs_rapidocr_onnxruntime"] = {name: best_ratio(results, name, "rapidocr_onnxruntime") for name in names}
     if args.soak:
         soak_pages = (base_pages * (args.soak // len(base_pages) + 1))[: args.soak]
         marks = sorted({min(100, args.soak), args.soak})
@@ -195,7 +204,12 @@ def run(args: argparse.Namespace) -> int:
     sys.stdout.write(report(results, vs_onnx) + "\n")
     if "engine_vs_loop" in out:
         per_round = " ".join(f"{x:.2f}" for x in out["engine_vs_loop_rounds"])
-        sys.stdout.write(f"extract_many vs extract() loop: {out['engine_vs_loop']:.2f}x (rounds: {per_round})\n")
+        sys.stdout.write(f"extract_many vs extract() loop: {out['engine_vs_loop']:.2f}x median of rounds ({per_round}); "
+                         f"{out['engine_vs_loop_best']:.2f}x best round vs best round\n")
+    best = {n: r for n, r in out["best_vs_rapidocr_onnxruntime"].items() if r}
+    if best and len(runs[names[0]]) > 1:
+        sys.stdout.write("best round vs best RapidOCR onnxruntime round: "
+                         + ", ".join(f"{n} {r:.2f}x" for n, r in best.items()) + "\n")
     if "soak" in out:
         sys.stdout.write(f"soak RSS checkpoints (MB): {out['soak'].get('rss_checkpoints_mb')}\n")
     if args.json:

@@ -1,5 +1,5 @@
 """The bench's bookkeeping: medians over interleaved rounds, per-round ratios, steal share (no engines run)."""
-from pipeline.bench import ratio_by_round, read_cpu_times, report, steal_share, summarize
+from pipeline.bench import best_ratio, ratio_by_round, read_cpu_times, report, steal_share, summarize
 
 
 def _run(rate, rss=100.0, cer=0.01, steal=0.0):
@@ -11,6 +11,13 @@ def test_summary_is_the_median_round_with_the_worst_memory_and_steal():
     row = summarize([_run(1.0, 500, steal=0.02), _run(3.0, 700), _run(2.0, 600, steal=0.10)])
     assert row["pages_per_s"] == 2.0 and row["pages_per_s_rounds"] == [1.0, 3.0, 2.0]
     assert row["peak_rss_mb"] == 700 and row["steal_share"] == 0.10
+    assert row["pages_per_s_best"] == 3.0
+
+
+def test_best_ratio_compares_best_rounds():
+    results = {"a": summarize([_run(2.0), _run(1.0)]), "b": summarize([_run(0.5), _run(1.6)])}
+    assert best_ratio(results, "a", "b") == 1.25
+    assert best_ratio(results, "a", "missing") is None
 
 
 def test_a_failed_round_fails_the_engine():
