@@ -2,8 +2,13 @@
 from __future__ import annotations
 
 import logging
+import os
+import re
+import sys
+import tempfile
 import warnings
-from typing import Sequence
+from contextlib import contextmanager
+from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -91,6 +96,39 @@ def build_config(model: ResolvedModel, cfg: PredictorConfig, exec_stream: int | 
     return pc
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@contextmanager
+def native_stderr_captured() -> Iterator[list[str]]:
+    """Collect what native code writes to file descriptor 2 inside the block (Paddle's IR passes print their
+    summaries with ``std::cerr``, e.g. 13 lines from the oneDNN bfloat16 pass on every predictor build). The
+    lines (colour codes removed) are in the yielded list once the block ends; fd 2 is restored even on error.
+    Only used around predictor construction, at start-up."""
+    lines: list[str] = []
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with tempfile.TemporaryFile() as tmp:
+            os.dup2(tmp.fileno(), 2)
+            try:
+                yield lines
+            finally:
+                sys.stderr.flush()
+                os.dup2(saved, 2)
+                tmp.seek(0)
+                text = tmp.read().decode("utf-8", "replace")
+                lines.extend(s for s in (_ANSI.sub("", ln).rstrip() for ln in text.splitlines()) if s.strip())
+    finally:
+        os.close(saved)
+
+
+def _relog(key: str, lines: list[str]) -> None:
+    """Pass summaries (``---`` lines) go to DEBUG; anything else Paddle printed is a WARNING, never dropped."""
+    for line in lines:
+        log.log(logging.DEBUG if line.lstrip().startswith("---") else logging.WARNING, "%s: paddle: %s", key, line)
+
+
 class PaddleRunner:
     """One predictor with its handles. Not thread-safe: one runner per worker."""
 
@@ -98,10 +136,17 @@ class PaddleRunner:
         inference = _paddle_inference()
 
         self.model = model
-        try:
-            self._predictor = inference.create_predictor(build_config(model, cfg, exec_stream))
-        except Exception as exc:  # paddle raises various C++-wrapped errors
-            raise PredictorBuildError(f"cannot build predictor for {model.key} from {model.directory}: {exc}") from exc
+        failure = None
+        with native_stderr_captured() as printed:
+            try:
+                self._predictor = inference.create_predictor(build_config(model, cfg, exec_stream))
+            except Exception as exc:  # paddle raises various C++-wrapped errors
+                failure = exc
+        _relog(model.key, printed)
+        if failure is not None:
+            raise PredictorBuildError(
+                f"cannot build predictor for {model.key} from {model.directory}: {failure}"
+            ) from failure
         self.input_names = list(self._predictor.get_input_names())
         self.output_names = list(self._predictor.get_output_names())
         self._inputs = [self._predictor.get_input_handle(n) for n in self.input_names]

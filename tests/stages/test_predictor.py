@@ -74,3 +74,43 @@ def test_bf16_recognizer_reads_what_fp32_reads():
     # bf16 really ran: the probabilities differ in low bits, but not by much
     diff = np.abs(probs["on"] - probs["off"]).max()
     assert 0 < diff < 0.1
+
+
+def test_native_stderr_is_captured_and_restored(capfd):
+    import os
+
+    from stages.predictor import native_stderr_captured
+
+    with native_stderr_captured() as lines:
+        os.write(2, b"\x1b[37m---    marked 3 operators\x1b[0m\nsomething else\n")
+    os.write(2, b"after\n")
+    assert lines == ["---    marked 3 operators", "something else"]
+    assert capfd.readouterr().err == "after\n"
+
+
+def test_captured_on_error_too(capfd):
+    import os
+
+    from stages.predictor import native_stderr_captured
+
+    with pytest.raises(RuntimeError):
+        with native_stderr_captured() as lines:
+            os.write(2, b"boom detail\n")
+            raise RuntimeError("x")
+    assert lines == ["boom detail"]
+    os.write(2, b"restored\n")
+    assert capfd.readouterr().err == "restored\n"
+
+
+def test_predictor_build_keeps_paddle_chatter_off_stderr(capfd, caplog, rec_model):
+    import logging
+
+    from stages.predictor import PaddleRunner
+
+    if not predictor.cpu_has_fast_bf16():
+        pytest.skip("this CPU has no fast bfloat16 (the pass that prints is not run)")
+    caplog.set_level(logging.DEBUG, logger="stages.predictor")
+    PaddleRunner(rec_model, PredictorConfig(cpu_bf16="on"))
+    assert "bfloat16" not in capfd.readouterr().err
+    debug = [r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG]
+    assert any("marked" in m and "bfloat16" in m for m in debug)
