@@ -152,6 +152,20 @@ def report(results: dict[str, dict[str, Any]], vs_onnx: dict[str, Optional[dict[
     return "\n".join(rows)
 
 
+def format_engine_stats(stats: dict[str, Any]) -> str:
+    """``Engine.stats()`` of a bench run (counts include the warm-up pages) as a few readable lines."""
+    pages = max(1, stats.get("pages", 0))
+    stages = ", ".join(f"{k} {v / pages:.0f}" for k, v in stats.get("stage_busy_ms", {}).items())
+    workers = ", ".join(f"{k}: {v / 1000:.1f}" for k, v in stats.get("worker_busy_ms", {}).items())
+    hist = ", ".join(f"{k}: {v}" for k, v in stats.get("batch_size_histogram", {}).items())
+    return (
+        f"docpipe_engine stats ({stats.get('workers')} {stats.get('mode')}, {stats.get('documents')} documents incl. "
+        f"warm-up): batch sizes {{{hist}}}; max queue depth {stats.get('max_queue_depth')}\n"
+        f"  stage busy ms/page: {stages}\n"
+        f"  worker busy s: {workers}"
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     if not args.pages.is_dir():
         sys.stderr.write(f"docpipe bench: {args.pages} is not a directory\n")
@@ -202,6 +216,8 @@ def run(args: argparse.Namespace) -> int:
         soak.pop("outputs", None)
         out["soak"] = soak
     sys.stdout.write(report(results, vs_onnx) + "\n")
+    if results.get("docpipe_engine", {}).get("engine_stats"):
+        sys.stdout.write(format_engine_stats(results["docpipe_engine"]["engine_stats"]) + "\n")
     if "engine_vs_loop" in out:
         per_round = " ".join(f"{x:.2f}" for x in out["engine_vs_loop_rounds"])
         sys.stdout.write(f"extract_many vs extract() loop: {out['engine_vs_loop']:.2f}x median of rounds ({per_round}); "

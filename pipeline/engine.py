@@ -308,6 +308,7 @@ class Engine:
             self._next_idx += 1
             self._futures[idx] = fut
         self._pending.put(_Task(idx, source, name or source_name(source, idx)))
+        self._stats.queue_seen(self._pending.qsize())
         return fut
 
     def extract(self, source: Source, name: Optional[str] = None) -> dict:
@@ -399,6 +400,11 @@ class _Stats:
         self.stage_ms: Counter[str] = Counter()
         self.docs = 0
         self.pages = 0
+        self.max_queue_depth = 0
+
+    def queue_seen(self, depth: int) -> None:
+        with self._lock:
+            self.max_queue_depth = max(self.max_queue_depth, depth)
 
     def record(self, wid: int, ms: float, results: list[dict]) -> None:
         with self._lock:
@@ -422,4 +428,5 @@ class _Stats:
                 "batch_size_histogram": dict(sorted(self.batches.items())),
                 "worker_busy_ms": {str(k): round(v, 1) for k, v in sorted(self.busy_ms.items())},
                 "stage_busy_ms": {k: round(v, 1) for k, v in sorted(self.stage_ms.items())},
+                "max_queue_depth": self.max_queue_depth,
             }

@@ -49,3 +49,15 @@ def test_report_prints_every_engine_and_failures():
           "rapidocr_paddle": None}
     text = report(results, vs)
     assert "2.00x" in text and "5%" in text and "failed: exit 1: no module" in text
+
+
+def test_engine_stats_are_printed_per_page():
+    from pipeline.bench import format_engine_stats
+
+    text = format_engine_stats({
+        "workers": 2, "mode": "processes", "documents": 42, "pages": 40, "batch_size_histogram": {1: 2, 4: 10},
+        "stage_busy_ms": {"detect": 8000.0, "recognize": 32000.0}, "worker_busy_ms": {"0": 22156.2, "1": 23206.7},
+        "max_queue_depth": 16,
+    })
+    assert "batch sizes {1: 2, 4: 10}" in text and "max queue depth 16" in text
+    assert "detect 200, recognize 800" in text and "0: 22.2, 1: 23.2" in text

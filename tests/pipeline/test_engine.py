@@ -106,6 +106,7 @@ def test_slow_consumer_keeps_memory_bounded(proc_engine, pages):
         depth = proc_engine.stats()["queue_depth"]
         assert depth is None or depth <= proc_engine.config.engine.queue_size
     assert max(seen) <= limit
+    assert 0 < proc_engine.stats()["max_queue_depth"] <= proc_engine.config.engine.queue_size
 
 
 def test_worker_crash_loses_nothing_and_engine_recovers(pages):
