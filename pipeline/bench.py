@@ -19,6 +19,7 @@ from typing import Any, Optional
 import numpy as np
 
 from pipeline.metrics import CERCount, page_cer, text_polygons, total_cer
+from pipeline.resources import usable_cpus
 
 log = logging.getLogger(__name__)
 
@@ -200,7 +201,7 @@ def run(args: argparse.Namespace) -> int:
     results = {name: summarize(rs) for name, rs in runs.items()}
     vs_onnx = {name: ratio_by_round(runs, name, "rapidocr_onnxruntime") for name in names}
     out: dict[str, Any] = {"pages": len(pages), "distinct_pages": len(base_pages), "threads": args.threads,
-                           "cpu_count": os.cpu_count(), "rounds": args.rounds, "results": results,
+                           "cpu_count": os.cpu_count(), "usable_cpus": usable_cpus(), "rounds": args.rounds, "results": results,
                            "vs_rapidocr_onnxruntime": vs_onnx}
     engine_vs_loop = ratio_by_round(runs, "docpipe_engine", "docpipe_loop")
     if engine_vs_loop:

@@ -154,7 +154,10 @@ class EngineConfig(_Strict):
     # auto: on CPU, worker processes (Paddle's run() holds the GIL, threads do not overlap);
     # on GPU, threads in one process sharing one CUDA context. inline: one in-process worker.
     mode: Literal["auto", "inline", "threads", "processes"] = "auto"
-    workers: int = Field(0, ge=0, description="0 = cores // threads_per_worker (CPU), 1 (GPU)")
+    workers: int = Field(0, ge=0, description="0 = usable cores // threads_per_worker (CPU), 1 (GPU)")
+    # auto workers (0) never plan more processes than fit in available memory at this much each
+    # (measured: one CPU worker with PP-OCRv4 and packing peaks at about 700 MB); 0 = no memory cap
+    worker_memory_mb: int = Field(800, ge=0)
     # CPU math threads of each worker process's predictors (replaces predictor.cpu_threads there);
     # the single-document path (extract(), inline) keeps predictor.cpu_threads
     threads_per_worker: int = Field(1, ge=1)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 import multiprocessing as mp
-import os
 import queue
 import signal
 import threading
@@ -27,6 +26,7 @@ from typing import Any, Iterable, Iterator, Optional
 
 from pipeline.config import DocpipeConfig
 from pipeline.processor import FIELD_KEYS, Source, build_processor, source_name
+from pipeline.resources import available_memory_mb, usable_cpus
 from pipeline.result import error_result
 from stages.types import StageError
 
@@ -106,6 +106,21 @@ class EngineError(RuntimeError):
     pass
 
 
+def auto_workers(threads_per_worker: int, worker_memory_mb: int) -> int:
+    """Worker processes for ``engine.workers: 0``: one per ``threads_per_worker`` usable cores, no more than
+    fit in available memory at ``worker_memory_mb`` each (0 = no memory cap), at least 1."""
+    cpus = usable_cpus()
+    n = max(1, cpus // threads_per_worker)
+    avail = available_memory_mb() if worker_memory_mb else None
+    if avail is not None and n * worker_memory_mb > avail:
+        capped = max(1, avail // worker_memory_mb)
+        log.warning("planning %d worker process(es), not %d: %d MB available at about %d MB each "
+                    "(engine.worker_memory_mb)", capped, n, avail, worker_memory_mb)
+        n = capped
+    log.info("engine plan: %d worker process(es) x %d thread(s) on %d usable CPU(s)", n, threads_per_worker, cpus)
+    return n
+
+
 class _Worker:
     """A worker thread or process with its own inbox; ``outstanding`` holds what it was sent."""
 
@@ -180,7 +195,7 @@ class Engine:
         if mode == "inline":
             return "threads", 1
         if mode == "processes":
-            workers = ec.workers or max(1, (os.cpu_count() or 1) // ec.threads_per_worker)
+            workers = ec.workers or auto_workers(ec.threads_per_worker, ec.worker_memory_mb)
             if workers == 1 and ec.mode == "auto":
                 return "threads", 1  # one worker: no point paying for a process hop
             # each process gets its share of the cores
