@@ -12,6 +12,7 @@ def test_summary_is_the_median_round_with_the_worst_memory_and_steal():
     assert row["pages_per_s"] == 2.0 and row["pages_per_s_rounds"] == [1.0, 3.0, 2.0]
     assert row["peak_rss_mb"] == 700 and row["steal_share"] == 0.10
     assert row["pages_per_s_best"] == 3.0
+    assert row["seconds"] == 10 / 2.0  # the other fields come from the median round
 
 
 def test_best_ratio_compares_best_rounds():

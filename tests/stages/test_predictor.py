@@ -1,12 +1,17 @@
 """Predictor construction: which models run oneDNN in bfloat16, and that bf16 reads the same text as fp32."""
 import dataclasses
+import logging
+import os
 
+import numpy as np
 import pytest
 
 from models.registry import resolve_model
-from pipeline.config import PredictorConfig
+from pipeline.config import PredictorConfig, RecognitionConfig
 from stages import predictor
-from stages.predictor import PredictorBuildError, use_bf16
+from stages.predictor import PaddleRunner, PredictorBuildError, native_stderr_captured, use_bf16
+from stages.recognition.recognizer import TextRecognizer
+from tests.conftest import text_image
 
 
 @pytest.fixture
@@ -45,24 +50,15 @@ def test_yaml_on_off_booleans_are_accepted():
 
 def _ink_crop(img, margin=6):
     """The rendered line cut to its ink, as a detector box would give it."""
-    import numpy as np
-
     ys, xs = np.nonzero(img.min(axis=2) < 128)
     return img[max(0, ys.min() - margin): ys.max() + margin + 1, max(0, xs.min() - margin): xs.max() + margin + 1]
 
 
 def test_bf16_recognizer_reads_what_fp32_reads():
-    from tests.conftest import text_image
-
     if not predictor.cpu_has_fast_bf16():
         pytest.skip("this CPU has no fast bfloat16")
-    from pipeline.config import RecognitionConfig
-    from stages.recognition.recognizer import TextRecognizer
-
     lines = ["保险单号：P202246130206008512", "投保人姓名：张伟", "保险金额：人民币伍拾万元整", "2031年07月12日"]
     crops = [_ink_crop(text_image([ln], width=60 + 32 * len(ln))) for ln in lines]
-    import numpy as np
-
     batch = np.random.default_rng(0).random((4, 3, 48, 512), dtype=np.float32) - 0.5
     texts, probs = {}, {}
     for mode in ("off", "on"):
@@ -77,10 +73,6 @@ def test_bf16_recognizer_reads_what_fp32_reads():
 
 
 def test_native_stderr_is_captured_and_restored(capfd):
-    import os
-
-    from stages.predictor import native_stderr_captured
-
     with native_stderr_captured() as lines:
         os.write(2, b"\x1b[37m---    marked 3 operators\x1b[0m\nsomething else\n")
     os.write(2, b"after\n")
@@ -89,10 +81,6 @@ def test_native_stderr_is_captured_and_restored(capfd):
 
 
 def test_captured_on_error_too(capfd):
-    import os
-
-    from stages.predictor import native_stderr_captured
-
     with pytest.raises(RuntimeError):
         with native_stderr_captured() as lines:
             os.write(2, b"boom detail\n")
@@ -103,10 +91,6 @@ def test_captured_on_error_too(capfd):
 
 
 def test_predictor_build_keeps_paddle_chatter_off_stderr(capfd, caplog, rec_model):
-    import logging
-
-    from stages.predictor import PaddleRunner
-
     if not predictor.cpu_has_fast_bf16():
         pytest.skip("this CPU has no fast bfloat16 (the pass that prints is not run)")
     caplog.set_level(logging.DEBUG, logger="stages.predictor")
