@@ -8,26 +8,26 @@ from typing import TYPE_CHECKING, Any
 __all__ = ["extract", "Engine", "DocpipeConfig", "load_config"]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pipeline.api import extract
-    from pipeline.config import DocpipeConfig, load_config
-    from pipeline.engine import Engine
+    from pipeline.core.api import extract
+    from stages.contracts.config import DocpipeConfig, load_config
+    from pipeline.core.engine import Engine
 
 
 def __getattr__(name: str) -> Any:
     if name == "extract":
-        from pipeline.api import extract
+        from pipeline.core.api import extract
 
         return extract
     if name == "Engine":
-        from pipeline.engine import Engine
+        from pipeline.core.engine import Engine
 
         return Engine
     if name == "DocpipeConfig":
-        from pipeline.config import DocpipeConfig
+        from stages.contracts.config import DocpipeConfig
 
         return DocpipeConfig
     if name == "load_config":
-        from pipeline.config import load_config
+        from stages.contracts.config import load_config
 
         return load_config
     raise AttributeError(f"module 'pipeline' has no attribute {name!r}")

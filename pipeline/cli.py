@@ -15,22 +15,22 @@ def _extract() -> ModuleType:
 
 
 def _batch() -> ModuleType:
-    from pipeline import batch
+    from pipeline.ops import batch
     return batch
 
 
 def _watch() -> ModuleType:
-    from pipeline import watcher
+    from pipeline.ops import watcher
     return watcher
 
 
 def _eval() -> ModuleType:
-    from pipeline import evaluate
+    from pipeline.tools import evaluate
     return evaluate
 
 
 def _bench() -> ModuleType:
-    from pipeline import bench
+    from pipeline.tools import bench
     return bench
 
 

@@ -12,8 +12,8 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from models.registry import ResolvedModel
-from pipeline.config import PredictorConfig
+from stages.contracts.registry import ResolvedModel
+from stages.contracts.config import PredictorConfig
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +60,7 @@ def build_config(model: ResolvedModel, cfg: PredictorConfig, exec_stream: int | 
             raise PredictorBuildError("predictor.device is 'gpu' but this Paddle build has no CUDA")
         pc.enable_use_gpu(cfg.gpu_memory_pool_mb, cfg.gpu_id)
         if exec_stream is not None:
-            # CUDA builds only: run this predictor on the stage's own stream (pipeline.gpu.StageStream.ptr)
+            # CUDA builds only: run this predictor on the stage's own stream (pipeline.core.gpu.StageStream.ptr)
             pc.set_exec_stream(exec_stream)
         if cfg.tensorrt:
             precision = (

@@ -37,8 +37,8 @@ def text_image(lines: list[str], width: int = 640, line_h: int = 56, size: int =
 
 @pytest.fixture(scope="session")
 def inline_engine():
-    from pipeline.config import DocpipeConfig
-    from pipeline.engine import Engine
+    from stages.contracts.config import DocpipeConfig
+    from pipeline.core.engine import Engine
 
     cfg = DocpipeConfig()
     cfg = cfg.model_copy(update={"engine": cfg.engine.model_copy(update={"mode": "inline"})})

@@ -17,7 +17,7 @@ import numpy as np
 
 from models.extractor.data import Doc, load_docs
 from models.extractor.metrics import Scorer
-from pipeline.config import PredictorConfig
+from stages.contracts.config import PredictorConfig
 from stages.extraction.ernie import ErnieExtractor, ExtractorLine, ExtractorPage
 
 

@@ -93,8 +93,8 @@ def aligned_document(result: dict, truth: dict) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from pipeline.config import DocpipeConfig
-    from pipeline.engine import Engine
+    from stages.contracts.config import DocpipeConfig
+    from pipeline.core.engine import Engine
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("input", type=Path)

@@ -5,7 +5,7 @@ import argparse
 import json
 import sys
 
-from pipeline.config import ConfigError, load_config
+from stages.contracts.config import ConfigError, load_config
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -15,7 +15,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pipeline.engine import Engine
+    from pipeline.core.engine import Engine
 
     try:
         config = load_config(args.config)

@@ -12,7 +12,7 @@ import cv2
 import numpy as np
 import pyclipper
 
-from stages.types import ResizeTransform
+from stages.contracts.types import ResizeTransform
 
 logger = logging.getLogger(__name__)
 

@@ -7,11 +7,11 @@ from typing import Sequence
 
 import numpy as np
 
-from models.registry import resolve_model
-from pipeline.config import DetectionConfig, PredictorConfig
+from stages.contracts.registry import resolve_model
+from stages.contracts.config import DetectionConfig, PredictorConfig
 from stages.detection.db_decode import db_decode, resize_for_detection, sort_reading_order
 from stages.predictor import PaddleRunner
-from stages.types import ResizeTransform, StageError, TextBox
+from stages.contracts.types import ResizeTransform, StageError, TextBox
 
 log = logging.getLogger(__name__)
 

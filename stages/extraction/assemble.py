@@ -13,12 +13,12 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from pipeline.result import polygon_json
+from stages.contracts.result import polygon_json
 from stages.extraction.fields import FIELDS
 from stages.postprocess.normalize import Normalized
 from stages.postprocess.validate import validate_fields
 from stages.recognition.ctc import CharDict, beam_search_topn
-from stages.types import TextLine
+from stages.contracts.types import TextLine
 
 log = logging.getLogger(__name__)
 

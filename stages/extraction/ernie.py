@@ -19,9 +19,9 @@ from models.extractor.geometry import char_boxes_from_polygon, quads_to_boxes
 from models.extractor.labels import LABELS
 from models.extractor.vocab import Vocab
 from models.extractor.windows import Windows, build_windows, merge_windows, page_tokens
-from models.registry import resolve_model
-from pipeline.config import PredictorConfig
-from stages.types import StageError, TextLine
+from stages.contracts.registry import resolve_model
+from stages.contracts.config import PredictorConfig
+from stages.contracts.types import StageError, TextLine
 
 MODEL_KEY = "docpipe_extractor"
 CONFIG_NAME = "extractor.yaml"

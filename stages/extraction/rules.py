@@ -39,7 +39,7 @@ from stages.postprocess.normalize import Normalized, date_spans
 class OcrLineLike(Protocol):
     """What the extractor reads from a line: ``text`` and a 4x2 ``polygon`` in page pixels.
 
-    A ``page`` attribute (int) is read when present (``stages.types.TextLine`` has none: page 0).
+    A ``page`` attribute (int) is read when present (``stages.contracts.types.TextLine`` has none: page 0).
     """
 
     @property

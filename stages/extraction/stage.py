@@ -9,12 +9,12 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from pipeline.config import DocpipeConfig
+from stages.contracts.config import DocpipeConfig
 from stages.extraction.assemble import Candidate, FieldAssembler
 from stages.extraction.fields import FIELDS
 from stages.extraction.rules import RuleMatch, extract_rules
 from stages.recognition.ctc import CharDict
-from stages.types import Page, TextLine
+from stages.contracts.types import Page, TextLine
 
 log = logging.getLogger(__name__)
 

@@ -5,8 +5,8 @@ from typing import Sequence
 
 import numpy as np
 
-from models.registry import resolve_model
-from pipeline.config import PredictorConfig, RecognitionConfig
+from stages.contracts.registry import resolve_model
+from stages.contracts.config import PredictorConfig, RecognitionConfig
 from stages.predictor import PaddleRunner
 from stages.recognition.crop import resize_to_bucket
 

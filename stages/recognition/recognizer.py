@@ -6,13 +6,13 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from models.registry import resolve_model
-from pipeline.config import PredictorConfig, RecognitionConfig
+from stages.contracts.registry import resolve_model
+from stages.contracts.config import PredictorConfig, RecognitionConfig
 from stages.predictor import PaddleRunner
 from stages.recognition.crop import resize_to_bucket, resize_to_height, target_width
 from stages.recognition.ctc import CharDict, CTCResult, greedy_decode, prefix_beam_search
 from stages.recognition.packing import Placement, frame_span, pack_rows
-from stages.types import FrameProbs, Recognized, StageError
+from stages.contracts.types import FrameProbs, Recognized, StageError
 
 log = logging.getLogger(__name__)
 

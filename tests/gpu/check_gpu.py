@@ -20,7 +20,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from pipeline.gpu import StageStream, cuda_ready, db_bitmap_gpu, det_preprocess_gpu, paddle_cuda_ready  # noqa: E402
+from pipeline.core.gpu import StageStream, cuda_ready, db_bitmap_gpu, det_preprocess_gpu, paddle_cuda_ready  # noqa: E402
 
 
 def _pages(n: int) -> list[np.ndarray]:
@@ -78,8 +78,8 @@ def stream_pipeline(n_pages: int) -> dict:
 
 
 def paddle_engine(n_pages: int) -> dict:
-    from pipeline.config import DocpipeConfig
-    from pipeline.engine import Engine
+    from stages.contracts.config import DocpipeConfig
+    from pipeline.core.engine import Engine
 
     cfg = DocpipeConfig()
     cfg = cfg.model_copy(update={"predictor": cfg.predictor.model_copy(update={"device": "gpu"})})

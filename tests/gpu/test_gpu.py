@@ -1,7 +1,7 @@
 """GPU tests: skipped cleanly without a CUDA device."""
 import pytest
 
-from pipeline.gpu import cuda_ready, paddle_cuda_ready
+from pipeline.core.gpu import cuda_ready, paddle_cuda_ready
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not cuda_ready(), reason="no CUDA device")]
 
@@ -19,7 +19,7 @@ def test_det_preprocess_gpu_matches_cpu():
     import cv2
     import numpy as np
 
-    from pipeline.gpu import StageStream, det_preprocess_gpu
+    from pipeline.core.gpu import StageStream, det_preprocess_gpu
     from stages.detection.detector import normalize_det
 
     img = np.random.default_rng(1).integers(0, 255, (100, 80, 3), dtype=np.uint8)

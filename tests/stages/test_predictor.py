@@ -6,8 +6,8 @@ import os
 import numpy as np
 import pytest
 
-from models.registry import resolve_model
-from pipeline.config import PredictorConfig, RecognitionConfig
+from stages.contracts.registry import resolve_model
+from stages.contracts.config import PredictorConfig, RecognitionConfig
 from stages import predictor
 from stages.predictor import PaddleRunner, PredictorBuildError, native_stderr_captured, use_bf16
 from stages.recognition.recognizer import TextRecognizer

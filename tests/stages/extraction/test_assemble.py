@@ -4,11 +4,11 @@ from datetime import date
 import numpy as np
 import pytest
 
-from models.registry import resolve_model
+from stages.contracts.registry import resolve_model
 from stages.extraction.assemble import Candidate, FieldAssembler
 from stages.postprocess.normalize import id_check_char
 from stages.recognition.ctc import CharDict
-from stages.types import FrameProbs, TextLine
+from stages.contracts.types import FrameProbs, TextLine
 
 TODAY = date(2026, 11, 30)
 

@@ -208,7 +208,7 @@ def test_char_boxes_from_polygon() -> None:
 
 
 def test_extractor_line_from_text_line() -> None:
-    from stages.types import TextLine
+    from stages.contracts.types import TextLine
 
     poly = np.array([[0, 0], [40, 0], [40, 20], [0, 20]], np.float32)
     tl = TextLine("张三", 0.9, poly, char_u=(0.25, 0.75))

@@ -19,7 +19,7 @@ from stages.extraction.rules import (
     lines_from_records,
 )
 from stages.postprocess.normalize import id_check_char
-from stages.types import TextLine
+from stages.contracts.types import TextLine
 
 TODAY = date(2026, 6, 1)
 CHAR_W = 24

@@ -51,7 +51,7 @@ def test_packed_recognition_reads_like_the_bucket_path() -> None:
     """The same crops through packed rows and through width buckets read the same (real model)."""
     from tests.conftest import text_image
 
-    from pipeline.config import RecognitionConfig, PredictorConfig
+    from stages.contracts.config import RecognitionConfig, PredictorConfig
     from stages.recognition.recognizer import TextRecognizer
 
     texts = ["投保人：张三", "保险金额：¥500,000.00", "2026年1月1日零时起", "身份证号码110101199003074514",
@@ -68,7 +68,7 @@ def test_packed_recognition_reads_like_the_bucket_path() -> None:
 def test_a_group_reads_the_same_whatever_shares_its_batch() -> None:
     from tests.conftest import text_image
 
-    from pipeline.config import PredictorConfig, RecognitionConfig
+    from stages.contracts.config import PredictorConfig, RecognitionConfig
     from stages.recognition.recognizer import TextRecognizer
 
     mine = [_tight(text_image([t], width=60 + 30 * len(t))) for t in ("投保人：张三", "2026年1月1日", "法定")]

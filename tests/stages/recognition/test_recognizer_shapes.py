@@ -1,6 +1,6 @@
 import numpy as np
 
-from pipeline.config import RecognitionConfig
+from stages.contracts.config import RecognitionConfig
 from stages.recognition.crop import pick_bucket, resize_to_bucket
 from stages.recognition.recognizer import keep_columns
 

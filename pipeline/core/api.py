@@ -1,0 +1,43 @@
+"""``extract(image_or_path) -> dict`` with a lazily built default engine."""
+from __future__ import annotations
+
+import atexit
+import threading
+from typing import Optional
+
+from stages.contracts.config import DocpipeConfig
+from pipeline.core.engine import Engine
+from pipeline.core.processor import Source
+
+
+class _DefaultEngine:
+    """Builds one in-process engine on first use and closes it at interpreter exit."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._engine: Optional[Engine] = None
+
+    def get(self) -> Engine:
+        with self._lock:
+            if self._engine is None:
+                config = DocpipeConfig()
+                config = config.model_copy(update={"engine": config.engine.model_copy(update={"mode": "inline"})})
+                self._engine = Engine(config)
+                atexit.register(self.close)
+            return self._engine
+
+    def close(self) -> None:
+        with self._lock:
+            if self._engine is not None:
+                self._engine.close()
+                self._engine = None
+
+
+_DEFAULT = _DefaultEngine()
+
+
+def extract(source: Source, name: Optional[str] = None) -> dict:
+    """Extract one document (path, bytes, or HxWx3 BGR array) into a schema-v1 result dict.
+
+    Bad input never raises: the result carries ``errors``."""
+    return _DEFAULT.get().extract(source, name)

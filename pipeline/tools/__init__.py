@@ -1,0 +1,1 @@
+"""Tools: accuracy evaluation, scoring and the throughput bench."""

@@ -1,0 +1,148 @@
+"""``docpipe eval DIR``: accuracy report against ground-truth JSON (DESIGN.md §6).
+
+DIR holds page images with a JSON beside each (``x.jpg`` + ``x.json`` with ``fields`` and ``lines``, as
+written by ``docpipe synth``). Reports per-field precision/recall/F1 of exact normalized matches, micro-F1,
+document accuracy, CER over lines, seconds per page, the worst errors, the rules-only baseline on the
+same OCR lines, and what constrained re-decoding changed."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from datetime import date
+from pathlib import Path
+from typing import Any, Optional
+
+
+from stages.contracts.config import ConfigError, load_config
+from pipeline.tools.metrics import CERCount, page_cer, result_lines, text_polygons, total_cer
+from pipeline.tools.scoring import Scoreboard
+
+IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".tif", ".tiff", ".pdf", ".bmp", ".webp")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("dir", type=Path, help="directory of documents with ground-truth JSON beside them")
+    p.add_argument("--config", help="docpipe YAML config")
+    p.add_argument("--json", type=Path, help="write the full report (incl. every error) here")
+    p.add_argument("--limit", type=int, default=0, help="evaluate only the first N documents")
+    p.add_argument("--worst", type=int, default=15, help="errors listed in the printed report")
+
+
+def find_documents(directory: Path) -> list[tuple[Path, dict]]:
+    docs = []
+    for gt in sorted(directory.glob("*.json")):
+        try:
+            truth = json.loads(gt.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            continue
+        if not isinstance(truth, dict) or "fields" not in truth:
+            continue
+        image = directory / truth["image"] if truth.get("image") else None
+        if image is None or not image.is_file():
+            image = next((gt.with_suffix(e) for e in IMAGE_EXTS if gt.with_suffix(e).is_file()), None)
+        if image is not None:
+            docs.append((image, truth))
+    return docs
+
+
+def field_values(result: dict) -> dict[str, Optional[str]]:
+    return {k: (v or {}).get("value") for k, v in result.get("fields", {}).items()}
+
+
+def rules_values(result: dict, today: date) -> dict[str, Optional[str]]:
+    from stages.extraction.rules import extract_rules, lines_from_records
+
+    lines = [ln for page in result.get("pages", []) for ln in lines_from_records(page["lines"], page=page["index"])]
+    return {k: (m.value if m is not None else None) for k, m in extract_rules(lines, today).items()}
+
+
+def evaluate(directory: Path, config_path: Optional[str], limit: int = 0) -> dict[str, Any]:
+    from pipeline.core.engine import Engine
+    from pipeline.core.processor import FIELD_KEYS
+
+    config = load_config(config_path)
+    config = config.model_copy(update={"output": config.output.model_copy(update={"diagnostics": True})})
+    docs = find_documents(directory)
+    if limit:
+        docs = docs[:limit]
+    today = date.today()
+    model, rules = Scoreboard(FIELD_KEYS), Scoreboard(FIELD_KEYS)
+    cer_counts: list[CERCount] = []
+    redecode = {"changed": 0, "fixed": 0, "broke": 0, "other": 0}
+    failed = 0
+    pages = 0
+    t0 = time.perf_counter()
+    with Engine(config) as engine:
+        for (image, truth), result in zip(docs, engine.extract_many([str(p) for p, _ in docs])):
+            name = image.name
+            if result["errors"]:
+                failed += 1
+            pages += max(1, len(result["pages"]))
+            want = truth["fields"]
+            model.add_document(name, want, field_values(result))
+            rules.add_document(name, want, rules_values(result, today) if not result["errors"] else {})
+            ref, hyp = text_polygons(truth.get("lines", [])), result_lines(result)
+            if ref:
+                cer_counts.append(page_cer(ref, hyp))
+            for key, diag in (result.get("diagnostics", {}).get("redecoded", {}) or {}).items():
+                redecode["changed"] += 1
+                before, after, gold = diag.get("before"), diag.get("after"), want.get(key)
+                if after == gold and before != gold:
+                    redecode["fixed"] += 1
+                elif before == gold and after != gold:
+                    redecode["broke"] += 1
+                else:
+                    redecode["other"] += 1
+    seconds = time.perf_counter() - t0
+    return {
+        "directory": str(directory),
+        "documents": len(docs),
+        "failed_documents": failed,
+        "pages": pages,
+        "seconds_per_page": round(seconds / pages, 3) if pages else None,
+        "cer": round(total_cer(cer_counts), 4) if cer_counts else None,
+        "model": model.as_dict(),
+        "rules_baseline": rules.as_dict(),
+        "constrained_redecoding": redecode,
+        "errors": [{"document": d, "field": k, "expected": e, "got": g} for d, k, e, g in model.errors],
+        "baseline_errors": [{"document": d, "field": k, "expected": e, "got": g} for d, k, e, g in rules.errors],
+    }
+
+
+def format_report(rep: dict[str, Any], worst: int) -> str:
+    m, b = rep["model"], rep["rules_baseline"]
+    out = [f"{rep['documents']} documents ({rep['failed_documents']} failed), {rep['pages']} pages, "
+           f"{rep['seconds_per_page']} s/page, line CER {100 * (rep['cer'] or 0):.2f}%",
+           "", f"{'field':<24}{'P':>7}{'R':>7}{'F1':>7}   {'rules F1':>8}"]
+    for k, c in m["fields"].items():
+        out.append(f"{k:<24}{c['precision']:>7.3f}{c['recall']:>7.3f}{c['f1']:>7.3f}   {b['fields'][k]['f1']:>8.3f}")
+    mm, bm = m["micro"], b["micro"]
+    out.append(f"{'micro':<24}{mm['precision']:>7.3f}{mm['recall']:>7.3f}{mm['f1']:>7.3f}   {bm['f1']:>8.3f}")
+    out.append(f"{'document accuracy':<38}{m['document_accuracy']:>7.3f}   {b['document_accuracy']:>8.3f}")
+    r = rep["constrained_redecoding"]
+    out.append(f"constrained re-decoding: changed {r['changed']} field values, fixed {r['fixed']}, broke {r['broke']}")
+    if rep["errors"] and worst:
+        out += ["", f"errors (first {min(worst, len(rep['errors']))} of {len(rep['errors'])}):"]
+        for e in rep["errors"][:worst]:
+            out.append(f"  {e['document']:<22}{e['field']:<24}expected {e['expected']!r:<28} got {e['got']!r}")
+    return "\n".join(out)
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.dir.is_dir():
+        sys.stderr.write(f"docpipe eval: {args.dir} is not a directory\n")
+        return 2
+    try:
+        rep = evaluate(args.dir, args.config, args.limit)
+    except ConfigError as exc:
+        sys.stderr.write(f"docpipe eval: {exc}\n")
+        return 2
+    if not rep["documents"]:
+        sys.stderr.write(f"docpipe eval: no documents with ground truth in {args.dir}\n")
+        return 2
+    sys.stdout.write(format_report(rep, args.worst) + "\n")
+    if args.json:
+        args.json.write_text(json.dumps(rep, ensure_ascii=False, indent=2), encoding="utf-8")
+    return 0

@@ -1,0 +1,230 @@
+"""Typed configuration. YAML files in ``configs/`` load into these objects; unknown keys are an error."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal, Optional
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from stages.contracts.registry import check_model_key
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PredictorConfig(_Strict):
+    """How a Paddle Inference predictor is built (shared by every model stage)."""
+
+    device: Literal["cpu", "gpu"] = "cpu"
+    gpu_id: int = 0
+    gpu_memory_pool_mb: int = 1024
+    cpu_threads: int = Field(2, ge=1, description="cpu_math_library_num_threads per predictor")
+    mkldnn: bool = True
+    # oneDNN caches one primitive set per distinct input shape; bound it (RapidOCR-on-Paddle grew to 2.4 GB).
+    mkldnn_cache_capacity: int = Field(20, ge=0)
+    # oneDNN bfloat16 for the models the registry marks bf16_ok (the recognizers): "auto" uses it when the CPU
+    # has fast bf16 (avx512_bf16/AMX), "on" fails the build where it does not, "off" keeps fp32 everywhere.
+    cpu_bf16: Literal["auto", "on", "off"] = "auto"
+    ir_optim: bool = True
+    tensorrt: bool = False
+    tensorrt_precision: Literal["fp32", "fp16"] = "fp16"
+    tensorrt_use_static: bool = True
+    tensorrt_cache_dir: Optional[Path] = None
+    profile: bool = False
+
+    @field_validator("cpu_bf16", mode="before")
+    @classmethod
+    def _yaml_on_off(cls, v):
+        # YAML 1.1 reads a bare on/off as a boolean
+        return {True: "on", False: "off"}.get(v, v) if isinstance(v, bool) else v
+
+
+class InputConfig(_Strict):
+    pdf_dpi: int = Field(200, ge=36, le=600)
+    max_pages: int = Field(50, ge=1)
+    max_pixels_per_page: int = Field(60_000_000, ge=1)
+    max_file_bytes: int = Field(200 * 1024 * 1024, ge=1)
+
+
+class DetectionConfig(_Strict):
+    model: str = "ppocrv4_det"
+    model_dir: Optional[Path] = None
+    limit_side_len: int = Field(960, ge=64, description="long side of the network input is at most this")
+    max_upscale: float = Field(1.0, gt=0, description="never scale a page up by more than this")
+    thresh: float = Field(0.3, gt=0, lt=1)
+    box_thresh: float = Field(0.6, gt=0, lt=1)
+    unclip_ratio: float = Field(1.5, gt=0)
+    max_candidates: int = Field(1000, ge=1)
+    min_size: float = Field(3.0, ge=0)
+
+    @field_validator("model")
+    @classmethod
+    def _known_model(cls, v: str) -> str:
+        check_model_key(v, "det")
+        return v
+
+
+class RecognitionConfig(_Strict):
+    model: str = "ppocrv4_rec"
+    model_dir: Optional[Path] = None
+    dict_path: Optional[Path] = None
+    image_height: int = 48
+    # Paddle keeps memory per distinct input shape, so every batch of a bucket has the same shape:
+    # width from this list, rows = batch_pixels // width (partial batches padded)
+    width_buckets: tuple[int, ...] = (128, 192, 256, 384, 512, 768, 1024, 1536, 2048)
+    batch_pixels: int = Field(2048, ge=8, description="rows x width of one recognition batch")
+    batch_size: int = Field(16, ge=1, description="crops per classifier batch")
+    # packing: crops up to pack_width wide go side by side into rows of pack_width pixels (pack_gap blank pixels
+    # apart), pack_rows rows per batch -- one input shape, few padded pixels; wider crops use the width buckets.
+    # Measured on the samples: recognition -27% time, CER 0.91% -> 0.75% (rows near the model's training width)
+    packing: bool = True
+    pack_width: int = Field(512, ge=64)
+    pack_gap: int = Field(32, ge=0)
+    pack_rows: int = Field(4, ge=1)
+    decoder: Literal["greedy", "beam"] = "beam"
+    beam_width: int = Field(5, ge=1)
+    # a line's softmax columns kept for constrained re-decoding: classes reaching keep_min_prob somewhere
+    keep_min_prob: float = Field(1e-3, gt=0, lt=1)
+    keep_max_columns: int = Field(64, ge=1)
+    use_cls: bool = False
+    cls_model: str = "ppocr_mobile_v2_cls"
+    cls_model_dir: Optional[Path] = None
+    cls_thresh: float = 0.9
+    drop_score: float = Field(0.5, ge=0, le=1)
+
+    @field_validator("model")
+    @classmethod
+    def _known_rec(cls, v: str) -> str:
+        check_model_key(v, "rec")
+        return v
+
+    @field_validator("cls_model")
+    @classmethod
+    def _known_cls(cls, v: str) -> str:
+        check_model_key(v, "cls")
+        return v
+
+    @model_validator(mode="after")
+    def _buckets_sorted(self) -> "RecognitionConfig":
+        if not self.width_buckets or list(self.width_buckets) != sorted(set(self.width_buckets)):
+            raise ValueError("width_buckets must be a non-empty strictly increasing list")
+        if any(w % 8 for w in self.width_buckets) or self.pack_width % 8:
+            raise ValueError("width_buckets and pack_width must be multiples of 8 (the CTC stride)")
+        return self
+
+
+class ReviewConfig(_Strict):
+    # confidence = extraction score x mean recognition probability. Rules score 0.70-0.92 for label-anchored
+    # values and 0.45 for bare-pattern guesses, so 0.6 sends pattern guesses and unsure reads to review.
+    confidence_threshold: float = Field(0.6, ge=0, le=1)
+    # None: the fields marked required in stages/extraction/fields.py
+    required_fields: Optional[tuple[str, ...]] = None
+
+    @field_validator("required_fields")
+    @classmethod
+    def _known_fields(cls, v: Optional[tuple[str, ...]]) -> Optional[tuple[str, ...]]:
+        from stages.extraction.fields import FIELDS
+
+        unknown = [k for k in (v or ()) if k not in FIELDS]
+        if unknown:
+            raise ValueError(f"unknown field(s) {unknown}; known: {', '.join(FIELDS)}")
+        return v
+
+
+class ExtractionConfig(_Strict):
+    # rules is the default: on the 200-document test split it has the best precision (0.98) and micro-F1
+    # (0.931); hybrid with the current model weights gains recall (0.909) but loses precision (0.929).
+    # hybrid: candidates from both; the preferred source's value is taken when it validates, else the other's
+    method: Literal["hybrid", "model", "rules"] = "rules"
+    prefer: Literal["rules", "model"] = "rules"
+    model_dir: Optional[Path] = None  # default: models/weights/extractor (trained by models/extractor/train.py)
+    redecode: bool = True  # constrained CTC re-decoding of invalid ID/phone/date/amount values
+
+
+class OutputConfig(_Strict):
+    # per-line character boxes [x0, y0, x1, y1] and probabilities (for audits and extractor training)
+    include_chars: bool = False
+    # a "diagnostics" section with what each extraction step decided (used by `docpipe eval`)
+    diagnostics: bool = False
+
+
+class EngineConfig(_Strict):
+    # auto: on CPU, worker processes (Paddle's run() holds the GIL, threads do not overlap);
+    # on GPU, threads in one process sharing one CUDA context. inline: one in-process worker.
+    mode: Literal["auto", "inline", "threads", "processes"] = "auto"
+    workers: int = Field(0, ge=0, description="0 = usable cores // threads_per_worker (CPU), 1 (GPU)")
+    # auto workers (0) never plan more processes than fit in available memory at this much each
+    # (measured: one CPU worker with PP-OCRv4 and packing peaks at about 700 MB); 0 = no memory cap
+    worker_memory_mb: int = Field(800, ge=0)
+    # CPU math threads of each worker process's predictors (replaces predictor.cpu_threads there);
+    # the single-document path (extract(), inline) keeps predictor.cpu_threads
+    threads_per_worker: int = Field(1, ge=1)
+    # documents per worker batch; a worker holds at most 2 x max_batch, so smaller batches balance the
+    # tail of a run across processes (40 pages, 2 workers: 8 -> busy 23.6 s vs 33.1 s; 4 and 2 within 3%)
+    max_batch: int = Field(4, ge=1)
+    max_wait_ms: float = Field(8.0, ge=0)
+    queue_size: int = Field(16, ge=1)
+
+
+class BatchConfig(_Strict):
+    """``docpipe batch``: how often progress is reported when stderr is not a terminal."""
+
+    progress_interval_s: float = Field(10.0, gt=0, description="seconds between plain progress lines")
+
+
+class WatchConfig(_Strict):
+    """``docpipe watch``: when a dropped file counts as complete, and how often to look and report."""
+
+    stable_interval_s: float = Field(
+        2.0, ge=0, description="a file is taken once its size and mtime have not changed for this long"
+    )
+    rescan_interval_s: float = Field(
+        10.0, gt=0, description="full rescan of the inbox (safety net for missed filesystem events)"
+    )
+    poll_interval_s: float = Field(1.0, gt=0, description="PollingObserver period (--poll)")
+    status_interval_s: float = Field(60.0, gt=0, description="seconds between status lines")
+    max_batch: int = Field(16, ge=1, description="files handed to the engine per call")
+    ignore_patterns: tuple[str, ...] = Field(
+        ("*.part", "*.tmp", "*.crdownload", "*.partial", "*.swp", "~$*", "~*.tmp"),
+        description="glob patterns of names never taken (dotfiles are always ignored)",
+    )
+
+
+class DocpipeConfig(_Strict):
+    predictor: PredictorConfig = PredictorConfig()
+    input: InputConfig = InputConfig()
+    detection: DetectionConfig = DetectionConfig()
+    recognition: RecognitionConfig = RecognitionConfig()
+    extraction: ExtractionConfig = ExtractionConfig()
+    review: ReviewConfig = ReviewConfig()
+    output: OutputConfig = OutputConfig()
+    engine: EngineConfig = EngineConfig()
+    batch: BatchConfig = BatchConfig()
+    watch: WatchConfig = WatchConfig()
+
+
+class ConfigError(ValueError):
+    """A configuration file that cannot be used; the message names the file and the key."""
+
+
+def load_config(path: str | Path | None = None) -> DocpipeConfig:
+    """Load a YAML file into a :class:`DocpipeConfig`; ``None`` gives the defaults."""
+    if path is None:
+        return DocpipeConfig()
+    p = Path(path)
+    try:
+        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"cannot read config {p}: {exc}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config {p} is not valid YAML: {exc}") from exc
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"config {p} must be a mapping at the top level")
+    try:
+        return DocpipeConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(f"config {p}: {exc}") from exc
