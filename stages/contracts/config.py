@@ -115,6 +115,21 @@ class RecognitionConfig(_Strict):
         return self
 
 
+class NormalizeConfig(_Strict):
+    """Page normalization before detection (stages/normalize/): orientation 0/90/180/270."""
+
+    orientation: bool = True
+    # a box is elongated when its long side is at least this many times its short side
+    elongation: float = Field(1.5, ge=1.0)
+    # the page is sideways when more than this share of the elongated boxes is tall (and at least min_boxes are)
+    tall_share: float = Field(0.5, ge=0, le=1)
+    min_boxes: int = Field(3, ge=1)
+    # the widest lines of the dominant direction that the 0/180 classifier (recognition.cls_model) votes on
+    sample_lines: int = Field(8, ge=1)
+    # upside down when the mean upside-down probability over the sample is above this
+    flip_threshold: float = Field(0.5, gt=0, lt=1)
+
+
 class ReviewConfig(_Strict):
     # confidence = extraction score x mean recognition probability. Rules score 0.70-0.92 for label-anchored
     # values and 0.45 for bare-pattern guesses, so 0.6 sends pattern guesses and unsure reads to review.
@@ -197,6 +212,7 @@ class DocpipeConfig(_Strict):
     input: InputConfig = InputConfig()
     detection: DetectionConfig = DetectionConfig()
     recognition: RecognitionConfig = RecognitionConfig()
+    normalize: NormalizeConfig = NormalizeConfig()
     extraction: ExtractionConfig = ExtractionConfig()
     review: ReviewConfig = ReviewConfig()
     output: OutputConfig = OutputConfig()

@@ -1,4 +1,5 @@
-"""Data that crosses stage boundaries. All coordinates are original page pixels."""
+"""Data that crosses stage boundaries. Results are in pixels of the image the user gave; a page that was
+rotated (or rectified) before detection carries a :class:`PageTransform` that maps back to them."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -8,12 +9,63 @@ import numpy as np
 
 
 @dataclass(frozen=True)
+class PageTransform:
+    """How a normalized page image was made from the image the user gave.
+
+    ``matrix`` (3x3) maps given-image pixels to normalized-image pixels (a rotation by ``rotation`` degrees
+    clockwise, optionally composed with a perspective rectification); ``to_original`` maps points back.
+    ``original_size`` is (width, height) of the given image."""
+
+    matrix: np.ndarray
+    original_size: tuple[int, int]
+    rotation: int = 0  # degrees clockwise the given page was turned to read upright: 0, 90, 180 or 270
+    perspective: bool = False  # the matrix includes a rectification (reported as ``transform``)
+
+    @staticmethod
+    def identity(width: int, height: int) -> "PageTransform":
+        return PageTransform(np.eye(3), (int(width), int(height)))
+
+    def then(self, matrix: np.ndarray, rotation: int = 0, perspective: bool = False) -> "PageTransform":
+        """This transform followed by ``matrix`` (normalized pixels -> new normalized pixels)."""
+        return PageTransform(
+            np.asarray(matrix, np.float64) @ self.matrix, self.original_size,
+            (self.rotation + rotation) % 360, self.perspective or perspective,
+        )
+
+    def to_normalized(self, pts: np.ndarray) -> np.ndarray:
+        return _apply_h(self.matrix, pts)
+
+    def to_original(self, pts: np.ndarray) -> np.ndarray:
+        """Points (..., 2) in normalized-image pixels -> given-image pixels, clipped to the given image."""
+        out = _apply_h(np.linalg.inv(self.matrix), pts)
+        w, h = self.original_size
+        out[..., 0] = np.clip(out[..., 0], 0, w - 1)
+        out[..., 1] = np.clip(out[..., 1], 0, h - 1)
+        return out
+
+    @property
+    def is_identity(self) -> bool:
+        return bool(np.allclose(self.matrix, np.eye(3)))
+
+
+def _apply_h(matrix: np.ndarray, pts: np.ndarray) -> np.ndarray:
+    p = np.asarray(pts, np.float64)
+    flat = p.reshape(-1, 2)
+    homog = np.concatenate([flat, np.ones((len(flat), 1))], axis=1) @ np.asarray(matrix, np.float64).T
+    out = homog[:, :2] / homog[:, 2:3]
+    return out.reshape(p.shape).astype(np.float32)
+
+
+@dataclass(frozen=True)
 class Page:
-    """One decoded page: HxWx3 uint8 BGR."""
+    """One decoded page: HxWx3 uint8 BGR. ``transform`` is set when ``image`` is a normalized (rotated or
+    rectified) version of the page the user gave; detection and extraction then work in its pixels and the
+    results are mapped back with ``transform.to_original``."""
 
     index: int
     image: np.ndarray
     source: str = ""
+    transform: Optional[PageTransform] = None
 
     @property
     def width(self) -> int:

@@ -18,17 +18,23 @@ class OrientationClassifier:
         self.cfg = cfg
         self.runner = PaddleRunner(resolve_model(cfg.cls_model, "cls", cfg.cls_model_dir), predictor_cfg)
 
-    def upright(self, crops: Sequence[np.ndarray]) -> list[np.ndarray]:
-        """Rotate crops the classifier reads as upside down (probability above ``cls_thresh``)."""
-        out = list(crops)
-        bs = self.cfg.batch_size
-        for start in range(0, len(out), bs):
-            chunk = out[start : start + bs]
+    def flipped_probs(self, crops: Sequence[np.ndarray], batch_size: int | None = None) -> np.ndarray:
+        """Probability that each crop is upside down (N,). Batches have ``batch_size`` rows (default
+        ``recognition.batch_size``), partial ones padded: one input shape per batch size."""
+        out = np.zeros(len(crops), np.float32)
+        bs = batch_size or self.cfg.batch_size
+        for start in range(0, len(crops), bs):
+            chunk = crops[start : start + bs]
             x = np.zeros((bs, 3, _CLS_HEIGHT, _CLS_WIDTH), np.float32)  # one shape: bounded memory
             for j, c in enumerate(chunk):
                 x[j] = resize_to_bucket(c, _CLS_HEIGHT, (_CLS_WIDTH,))[0]
-            probs = self.runner.run_one(x)[: len(chunk)]
-            for j, p in enumerate(probs):
-                if int(np.argmax(p)) == 1 and float(p[1]) >= self.cfg.cls_thresh:
-                    out[start + j] = np.ascontiguousarray(np.rot90(chunk[j], 2))
+            out[start : start + len(chunk)] = self.runner.run_one(x)[: len(chunk), 1]
+        return out
+
+    def upright(self, crops: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Rotate crops the classifier reads as upside down (probability above ``cls_thresh``)."""
+        out = list(crops)
+        for j, p in enumerate(self.flipped_probs(out)):
+            if p > 0.5 and float(p) >= self.cfg.cls_thresh:
+                out[j] = np.ascontiguousarray(np.rot90(out[j], 2))
         return out

@@ -1,0 +1,1 @@
+"""Page normalization before extraction: orientation (and, later, document boundary) with recorded transforms."""
