@@ -18,6 +18,8 @@ from stages.contracts.config import DocpipeConfig
 from stages.contracts.result import build_result, error_result, page_json
 from pipeline.core.sources import DecodeError, load_pages
 from stages.detection.detector import TextDetector
+from stages.normalize.mapback import fields_to_original, lines_to_original
+from stages.normalize.orientation import PageOrienter
 from stages.recognition.crop import crop_quad
 from stages.recognition.recognizer import TextRecognizer
 from stages.contracts.types import Page, Recognized, StageError, TextBox, TextLine
@@ -68,6 +70,8 @@ class DocumentProcessor:
         ptr = {name: s.ptr for name, s in self.streams.items()}
         self.detector = TextDetector(config.detection, config.predictor, ptr.get("detect"))
         self.recognizer = TextRecognizer(config.recognition, config.predictor, ptr.get("recognize"))
+        self.orienter = (PageOrienter(config.normalize, config.recognition, config.predictor)
+                         if config.normalize.orientation else None)
         # (lines per page, pages) -> (fields, review reasons); None until extraction is configured
         self.field_stage = field_stage
 
@@ -94,6 +98,15 @@ class DocumentProcessor:
         t0 = time.perf_counter()
         results = self.detector.detect_batch([p.image for _, p in live])
         share = _ms(t0) / len(live)
+        if self.orienter is not None:  # normalize page: turn pages read sideways or upside down, re-detect those
+            t0 = time.perf_counter()
+            turned, results = self.orienter.orient([p for _, p in live], results, self.detector.detect_batch)
+            slots = [(d, i) for d in docs if d.error is None for i in range(len(d.pages))]
+            for (doc, i), page in zip(slots, turned):
+                doc.pages[i] = page
+            norm_share = _ms(t0) / len(live)
+            for doc, _ in live:
+                doc.timings["normalize"] = doc.timings.get("normalize", 0.0) + norm_share
         for (doc, _), res in zip(live, results):
             doc.timings["detect"] = doc.timings.get("detect", 0.0) + share
             if isinstance(res, StageError):
@@ -184,7 +197,8 @@ class DocumentProcessor:
             reasons = ["no_extraction_stage"]
         timings["total"] = total_share + timings.get("extract", 0.0)
         inc = self.config.output.include_chars
-        pages = [page_json(p, lines, inc) for p, lines in zip(doc.pages, doc.lines)]
+        fields = fields_to_original(fields, doc.pages)  # extraction ran upright; results are in given pixels
+        pages = [page_json(p, lines_to_original(p, lines), inc) for p, lines in zip(doc.pages, doc.lines)]
         extra = {"diagnostics": diagnostics} if self.config.output.diagnostics else None
         return build_result(doc.name, pages, fields, [], timings, review_reasons=reasons, extra=extra)
 

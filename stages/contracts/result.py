@@ -28,12 +28,16 @@ def line_json(line: TextLine, include_chars: bool = False) -> dict[str, Any]:
 
 
 def page_json(page: Page, lines: Sequence[TextLine], include_chars: bool = False) -> dict[str, Any]:
-    return {
-        "index": page.index,
-        "width": page.width,
-        "height": page.height,
-        "lines": [line_json(ln, include_chars) for ln in lines],
-    }
+    """A page record: size of the image the user gave, the rotation applied to read it (degrees clockwise;
+    DESIGN.md §4), a ``transform`` (3x3, given pixels -> rectified pixels) when it was rectified, and its lines
+    (polygons already in given-image pixels)."""
+    t = page.transform
+    width, height = t.original_size if t is not None else (page.width, page.height)
+    out: dict[str, Any] = {"index": page.index, "width": width, "height": height, "rotation": t.rotation if t else 0}
+    if t is not None and t.perspective:
+        out["transform"] = [[round(float(v), 6) for v in row] for row in t.matrix]
+    out["lines"] = [line_json(ln, include_chars) for ln in lines]
+    return out
 
 
 def build_result(

@@ -183,7 +183,7 @@ def test_directory_output_mirrors_the_tree(tmp_path: Path, capsys: pytest.Captur
             assert record["errors"] == [] and record["review_reasons"] == ["decode_only"]
             assert record["pages"] and all(p["lines"] == [] for p in record["pages"])
     jpg = json.loads((out / "a.jpg.json").read_text())
-    assert jpg["pages"] == [{"index": 0, "width": 64, "height": 32, "lines": []}]
+    assert jpg["pages"] == [{"index": 0, "width": 64, "height": 32, "rotation": 0, "lines": []}]
     pdf = json.loads((out / "sub/深圳 保单/合同 三页.pdf.json").read_text(encoding="utf-8"))
     assert [(p["index"], p["width"], p["height"]) for p in pdf["pages"]] == [(i, 278, 139) for i in range(3)]
     written = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())

@@ -225,7 +225,7 @@ def test_custom_archive_and_failed_dirs(tmp_path: Path) -> None:
     assert (tmp_path / "bad" / "b.pdf").exists() and (tmp_path / "bad" / "b.pdf.error.json").exists()
     record = json.loads((outbox / "g.png.json").read_text())
     assert record["needs_review"] and record["review_reasons"] == ["decode_only"] and record["errors"] == []
-    assert record["pages"] == [{"index": 0, "width": 16, "height": 8, "lines": []}]
+    assert record["pages"] == [{"index": 0, "width": 16, "height": 8, "rotation": 0, "lines": []}]
     assert set(record["fields"]) >= {"policy_number", "sum_insured"} and set(record["fields"].values()) == {None}
 
 
