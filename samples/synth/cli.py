@@ -1,4 +1,4 @@
-"""``docpipe synth OUT_DIR --n N --seed S --split train|dev|test [--workers K] [--long-side PX]``
+"""``docpipe synth OUT_DIR --n N --seed S --split train|dev|test [--workers K] [--long-side PX] [--variants V,...]``
 
 Also runnable as ``python -m samples.synth.cli OUT_DIR ...``.
 """
@@ -13,6 +13,7 @@ import time
 from samples.synth.corpus import iter_write
 from samples.synth.fonts import FontMissing, check_faces
 from samples.synth.splits import SPLITS
+from samples.synth.variants import VARIANTS
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=int, default=None, help="processes (default: CPU count)")
     parser.add_argument("--long-side", type=int, default=1400, help="page height in pixels (default 1400)")
     parser.add_argument("--start", type=int, default=0, help="first document index (default 0)")
+    parser.add_argument("--variants", default=None, help=f"comma-separated real-world variants drawn per document "
+                        f"from {', '.join(VARIANTS)} (default: plain scans, no variant recorded); each document "
+                        "records its variant in the ground truth")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,18 +41,27 @@ def run(args: argparse.Namespace) -> int:
     except FontMissing as exc:
         print(f"synth: {exc}", file=sys.stderr)
         return 1
+    variants = tuple(v.strip() for v in args.variants.split(",") if v.strip()) if args.variants else None
+    if variants is not None and (not variants or any(v not in VARIANTS for v in variants)):
+        print(f"synth: --variants must be a comma-separated list of {', '.join(VARIANTS)}", file=sys.stderr)
+        return 2
     workers = args.workers or os.cpu_count() or 1
     started = time.perf_counter()
     count = 0
     families: dict[str, int] = {}
     step = max(1, args.n // 20)
-    for written in iter_write(args.out_dir, args.n, args.seed, args.split, workers, args.long_side, args.start):
+    kinds: dict[str, int] = {}
+    for written in iter_write(args.out_dir, args.n, args.seed, args.split, workers, args.long_side, args.start,
+                              variants=variants):
         count += 1
         families[written.layout] = families.get(written.layout, 0) + 1
+        kinds[written.variant] = kinds.get(written.variant, 0) + 1
         if count % step == 0:
             log.info("%d/%d documents", count, args.n)
     elapsed = time.perf_counter() - started
     mix = ", ".join(f"{k}={v}" for k, v in sorted(families.items()))
+    if variants is not None:
+        mix += "; variants: " + ", ".join(f"{k}={v}" for k, v in sorted(kinds.items()))
     print(f"synth: wrote {count} {args.split} documents to {args.out_dir} in {elapsed:.1f}s "
           f"({workers} workers; {mix})")
     return 0

@@ -18,6 +18,7 @@ import numpy as np
 
 from samples.synth.document import file_stem, generate_document
 from samples.synth.plan import REFERENCE_LONG_SIDE
+from samples.synth.rand import py_rng
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +31,7 @@ class Job:
     index: int
     long_side: int
     jpeg_quality: int | None  # overrides the document's own quality when set
+    variants: tuple[str, ...] | None = None  # real-world variants drawn per document (samples.synth.variants)
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,7 @@ class Written:
     layout: str
     font: str
     image_bytes: int
+    variant: str = "scan"
 
 
 def encode(image: np.ndarray, quality: int) -> bytes:
@@ -57,11 +60,41 @@ def write_document(job: Job) -> Written:
         old = truth["jpeg_quality"]
         truth["jpeg_quality"] = job.jpeg_quality
         truth["degradations"] = [d if d != f"jpeg:{old}" else f"jpeg:{job.jpeg_quality}" for d in truth["degradations"]]
-    data = encode(image, truth["jpeg_quality"])
+    suffix = ".jpg"
+    if job.variants is None:
+        data = encode(image, truth["jpeg_quality"])
+    else:
+        data, suffix, truth = apply_variant(image, truth, job)
     stem = Path(job.out_dir) / file_stem(job.split, job.index)
-    stem.with_suffix(".jpg").write_bytes(data)
+    stem.with_suffix(suffix).write_bytes(data)
     stem.with_suffix(".json").write_text(truth_json(truth) + "\n", encoding="utf-8")
-    return Written(job.index, truth["layout"], truth["font"], len(data))
+    return Written(job.index, truth["layout"], truth["font"], len(data), truth.get("variant", "scan"))
+
+
+def apply_variant(image: np.ndarray, truth: dict[str, Any], job: Job) -> tuple[bytes, str, dict[str, Any]]:
+    """Draw the document's variant from ``job.variants`` and encode it: (file bytes, suffix, ground truth)."""
+    from samples.synth import multipage, variants
+
+    assert job.variants is not None
+    name = variants.choose_variant(py_rng(job.seed, job.split, job.index, "variant"), job.variants)
+    rng = py_rng(job.seed, job.split, job.index, "variant", name)
+    stem = file_stem(job.split, job.index)
+    if name == "multipage":
+        data, truth = multipage.bundle(image, truth, rng, job.split)
+        return data, ".pdf", {**truth, "image": stem + ".pdf"}
+    if name == "rotated":
+        image, truth = variants.rotated(image, truth, rng)
+    elif name == "fax":
+        image, truth = variants.fax(image, truth, rng, job.split)
+        ok, buf = cv2.imencode(".png", image[:, :, 0])
+        if not ok:
+            raise RuntimeError("PNG encoding failed")
+        return buf.tobytes(), ".png", {**truth, "image": stem + ".png"}
+    elif name == "photo":
+        image, truth = variants.photo(image, truth, rng, job.split)
+    else:
+        truth = {**truth, "variant": "scan"}
+    return encode(image, truth["jpeg_quality"]), ".jpg", truth
 
 
 def _init_worker() -> None:
@@ -70,11 +103,13 @@ def _init_worker() -> None:
 
 def iter_write(out_dir: str | os.PathLike[str], n: int, seed: int, split: str, workers: int | None = None,
                long_side: int = REFERENCE_LONG_SIDE, start: int = 0,
-               jpeg_quality: int | None = None, indices: list[int] | None = None) -> Iterator[Written]:
-    """Write documents and yield one :class:`Written` per document as it finishes (any order)."""
+               jpeg_quality: int | None = None, indices: list[int] | None = None,
+               variants: tuple[str, ...] | None = None) -> Iterator[Written]:
+    """Write documents and yield one :class:`Written` per document as it finishes (any order). With
+    ``variants``, each document is one of them (drawn from its identity) and records it as ``variant``."""
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     wanted = indices if indices is not None else list(range(start, start + n))
-    jobs = [Job(str(out_dir), seed, split, i, long_side, jpeg_quality) for i in wanted]
+    jobs = [Job(str(out_dir), seed, split, i, long_side, jpeg_quality, variants) for i in wanted]
     workers = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
     if workers == 1:
         _init_worker()
