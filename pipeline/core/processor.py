@@ -19,7 +19,7 @@ from stages.contracts.result import build_result, error_result, page_json
 from pipeline.core.sources import DecodeError, load_pages
 from stages.detection.detector import TextDetector
 from stages.normalize.mapback import fields_to_original, lines_to_original
-from stages.normalize.orientation import PageOrienter
+from stages.normalize.page import PageNormalizer
 from stages.recognition.crop import crop_quad
 from stages.recognition.recognizer import TextRecognizer
 from stages.contracts.types import Page, Recognized, StageError, TextBox, TextLine
@@ -70,8 +70,7 @@ class DocumentProcessor:
         ptr = {name: s.ptr for name, s in self.streams.items()}
         self.detector = TextDetector(config.detection, config.predictor, ptr.get("detect"))
         self.recognizer = TextRecognizer(config.recognition, config.predictor, ptr.get("recognize"))
-        self.orienter = (PageOrienter(config.normalize, config.recognition, config.predictor)
-                         if config.normalize.orientation else None)
+        self.normalizer = PageNormalizer(config.normalize, config.recognition, config.predictor)
         # (lines per page, pages) -> (fields, review reasons); None until extraction is configured
         self.field_stage = field_stage
 
@@ -95,18 +94,15 @@ class DocumentProcessor:
         live = [(d, p) for d in docs if d.error is None for p in d.pages]
         if not live:
             return
-        t0 = time.perf_counter()
-        results = self.detector.detect_batch([p.image for _, p in live])
-        share = _ms(t0) / len(live)
-        if self.orienter is not None:  # normalize page: turn pages read sideways or upside down, re-detect those
-            t0 = time.perf_counter()
-            turned, results = self.orienter.orient([p for _, p in live], results, self.detector.detect_batch)
-            slots = [(d, i) for d in docs if d.error is None for i in range(len(d.pages))]
-            for (doc, i), page in zip(slots, turned):
-                doc.pages[i] = page
-            norm_share = _ms(t0) / len(live)
-            for doc, _ in live:
-                doc.timings["normalize"] = doc.timings.get("normalize", 0.0) + norm_share
+        # normalize page (photo outline, orientation) around detection; pages come back upright with transforms
+        norm = self.normalizer.detect([p for _, p in live], self.detector.detect_batch)
+        results = norm.boxes
+        slots = [(d, i) for d in docs if d.error is None for i in range(len(d.pages))]
+        for (doc, i), page in zip(slots, norm.pages):
+            doc.pages[i] = page
+        share = norm.detect_ms / len(live)
+        for doc, _ in live:
+            doc.timings["normalize"] = doc.timings.get("normalize", 0.0) + norm.normalize_ms / len(live)
         for (doc, _), res in zip(live, results):
             doc.timings["detect"] = doc.timings.get("detect", 0.0) + share
             if isinstance(res, StageError):

@@ -69,6 +69,7 @@ def evaluate(directory: Path, config_path: Optional[str], limit: int = 0) -> dic
         docs = docs[:limit]
     today = date.today()
     model, rules = Scoreboard(FIELD_KEYS), Scoreboard(FIELD_KEYS)
+    by_variant: dict[str, VariantStats] = {}
     cer_counts: list[CERCount] = []
     redecode = {"changed": 0, "fixed": 0, "broke": 0, "other": 0}
     failed = 0
@@ -83,7 +84,10 @@ def evaluate(directory: Path, config_path: Optional[str], limit: int = 0) -> dic
             want = truth["fields"]
             model.add_document(name, want, field_values(result))
             rules.add_document(name, want, rules_values(result, today) if not result["errors"] else {})
-            ref, hyp = text_polygons(truth.get("lines", [])), result_lines(result)
+            variant = truth.get("variant", "scan")
+            stats = by_variant.setdefault(variant, VariantStats(Scoreboard(FIELD_KEYS)))
+            stats.add(name, truth, result)
+            ref, hyp = text_polygons(truth.get("lines", [])), result_lines(result, truth.get("schedule_page"))
             if ref:
                 cer_counts.append(page_cer(ref, hyp))
             for key, diag in (result.get("diagnostics", {}).get("redecoded", {}) or {}).items():
@@ -104,11 +108,42 @@ def evaluate(directory: Path, config_path: Optional[str], limit: int = 0) -> dic
         "seconds_per_page": round(seconds / pages, 3) if pages else None,
         "cer": round(total_cer(cer_counts), 4) if cer_counts else None,
         "model": model.as_dict(),
+        "variants": {k: v.as_dict() for k, v in sorted(by_variant.items())},
         "rules_baseline": rules.as_dict(),
         "constrained_redecoding": redecode,
         "errors": [{"document": d, "field": k, "expected": e, "got": g} for d, k, e, g in model.errors],
         "baseline_errors": [{"document": d, "field": k, "expected": e, "got": g} for d, k, e, g in rules.errors],
     }
+
+
+class VariantStats:
+    """Scores of the documents of one variant (``variant`` in the ground truth; ``scan`` when absent)."""
+
+    def __init__(self, board: Scoreboard) -> None:
+        self.board = board
+        self.pages = 0
+        self.total_ms = 0.0
+        self.normalize_ms = 0.0
+        self.off_schedule: Optional[int] = None  # fields read from a page other than the schedule (PDF bundles)
+
+    def add(self, name: str, truth: dict, result: dict) -> None:
+        self.board.add_document(name, truth["fields"], field_values(result))
+        n = max(1, len(result.get("pages", [])))
+        self.pages += n
+        timings = result.get("timings_ms", {})
+        self.total_ms += float(timings.get("total", 0.0))
+        self.normalize_ms += float(timings.get("normalize", 0.0))
+        if "schedule_page" in truth:
+            off = sum(1 for v in result.get("fields", {}).values() if v and v.get("page") != truth["schedule_page"])
+            self.off_schedule = (self.off_schedule or 0) + off
+
+    def as_dict(self) -> dict[str, Any]:
+        d = self.board.as_dict()
+        d["pages"] = self.pages
+        d["seconds_per_page"] = round(self.total_ms / 1000.0 / self.pages, 3) if self.pages else 0.0
+        d["normalize_ms_per_page"] = round(self.normalize_ms / self.pages, 1) if self.pages else 0.0
+        d["fields_off_schedule"] = self.off_schedule
+        return d
 
 
 def format_report(rep: dict[str, Any], worst: int) -> str:
@@ -121,6 +156,13 @@ def format_report(rep: dict[str, Any], worst: int) -> str:
     mm, bm = m["micro"], b["micro"]
     out.append(f"{'micro':<24}{mm['precision']:>7.3f}{mm['recall']:>7.3f}{mm['f1']:>7.3f}   {bm['f1']:>8.3f}")
     out.append(f"{'document accuracy':<38}{m['document_accuracy']:>7.3f}   {b['document_accuracy']:>8.3f}")
+    if len(rep["variants"]) > 1 or "scan" not in rep["variants"]:
+        out += ["", f"{'variant':<14}{'docs':>6}{'micro-F1':>10}{'doc acc':>9}{'busy s/page':>12}{'normalize ms/page':>19}"
+                f"{'fields off schedule':>21}"]
+        for k, v in rep["variants"].items():
+            out.append(f"{k:<14}{v['documents']:>6}{v['micro']['f1']:>10.3f}{v['document_accuracy']:>9.3f}"
+                       f"{v['seconds_per_page']:>12.3f}{v['normalize_ms_per_page']:>19.1f}"
+                       f"{v['fields_off_schedule'] if v['fields_off_schedule'] is not None else '-':>21}")
     r = rep["constrained_redecoding"]
     out.append(f"constrained re-decoding: changed {r['changed']} field values, fixed {r['fixed']}, broke {r['broke']}")
     if rep["errors"] and worst:

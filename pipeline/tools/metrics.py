@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 from rapidfuzz.distance import Levenshtein
@@ -27,9 +27,12 @@ def text_polygons(records: Iterable[Mapping[str, Any]]) -> list[tuple[str, np.nd
     return [(r["text"], np.asarray(r["polygon"], np.float32)) for r in records]
 
 
-def result_lines(result: Mapping[str, Any]) -> list[tuple[str, np.ndarray]]:
-    """Every line of a schema-v1 result, all pages, as (text, polygon) pairs."""
-    return text_polygons(ln for page in result.get("pages", []) for ln in page["lines"])
+def result_lines(result: Mapping[str, Any], page: Optional[int] = None) -> list[tuple[str, np.ndarray]]:
+    """Every line of a schema-v1 result (all pages, or only page position ``page``) as (text, polygon) pairs."""
+    pages = result.get("pages", [])
+    if page is not None:
+        pages = pages[page : page + 1]
+    return text_polygons(ln for p in pages for ln in p["lines"])
 
 
 def page_text(lines: Sequence[tuple[str, np.ndarray]]) -> str:

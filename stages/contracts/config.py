@@ -116,8 +116,16 @@ class RecognitionConfig(_Strict):
 
 
 class NormalizeConfig(_Strict):
-    """Page normalization before detection (stages/normalize/): orientation 0/90/180/270."""
+    """Page normalization before detection (stages/normalize/): document boundary of photos, orientation."""
 
+    # photographed pages: cut the sheet out of its background along a confident outline and rectify it
+    boundary: bool = True
+    boundary_min_area: float = Field(0.2, gt=0, le=1)
+    # a scan's paper fills the image; a photographed sheet covers less (scans with a skew border stay as given)
+    boundary_max_area: float = Field(0.85, gt=0, le=1)
+    # grey levels between the paper just inside the outline and the background just outside
+    boundary_min_contrast: float = Field(30.0, ge=0)
+    flatten_light: bool = True  # divide out shadows and light gradients of a rectified photo
     orientation: bool = True
     # a box is elongated when its long side is at least this many times its short side
     elongation: float = Field(1.5, ge=1.0)
