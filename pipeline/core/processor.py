@@ -232,10 +232,12 @@ FIELD_KEYS: tuple[str, ...] = _field_keys()
 def build_processor(config: DocpipeConfig) -> DocumentProcessor:
     """A worker's processor with every stage the configuration asks for, predictors built once."""
     from stages.extraction.fields import FIELDS
+    from stages.extraction.page_roles import RoleAwareFields
     from stages.extraction.stage import ExtractionStage
 
     processor = DocumentProcessor(config, FIELD_KEYS)
     # field alphabets: their CTC probabilities are always kept with each line for constrained re-decoding
     processor.recognizer.set_always_keep("".join(s.charset for s in FIELDS.values() if s.charset))
-    processor.field_stage = ExtractionStage(config, processor.recognizer.chars)
+    # a multi-page bundle's letter and terms pages never supply a field (stages/extraction/page_roles.py)
+    processor.field_stage = RoleAwareFields(ExtractionStage(config, processor.recognizer.chars))
     return processor
