@@ -129,7 +129,7 @@ def _relog(key: str, lines: list[str]) -> None:
         log.log(logging.DEBUG if line.lstrip().startswith("---") else logging.WARNING, "%s: paddle: %s", key, line)
 
 
-class PaddleRunner:
+class PaddlePredictor:
     """One predictor with its handles. Not thread-safe: one runner per worker."""
 
     def __init__(self, model: ResolvedModel, cfg: PredictorConfig, exec_stream: int | None = None):

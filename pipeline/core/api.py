@@ -5,9 +5,9 @@ import atexit
 import threading
 from typing import Optional
 
-from stages.contracts.config import DocpipeConfig
 from pipeline.core.engine import Engine
-from pipeline.core.processor import Source
+from stages.contracts.config import DocpipeConfig, with_overrides
+from stages.contracts.types import Source
 
 
 class _DefaultEngine:
@@ -20,8 +20,7 @@ class _DefaultEngine:
     def get(self) -> Engine:
         with self._lock:
             if self._engine is None:
-                config = DocpipeConfig()
-                config = config.model_copy(update={"engine": config.engine.model_copy(update={"mode": "inline"})})
+                config = with_overrides(DocpipeConfig(), engine={"mode": "inline"})
                 self._engine = Engine(config)
                 atexit.register(self.close)
             return self._engine

@@ -7,7 +7,7 @@ import numpy as np
 
 from stages.contracts.registry import resolve_model
 from stages.contracts.config import PredictorConfig, RecognitionConfig
-from stages.predictor import PaddleRunner
+from stages.predictor import PaddlePredictor
 from stages.recognition.crop import resize_to_bucket
 
 _CLS_HEIGHT, _CLS_WIDTH = 48, 192
@@ -16,12 +16,12 @@ _CLS_HEIGHT, _CLS_WIDTH = 48, 192
 class OrientationClassifier:
     def __init__(self, cfg: RecognitionConfig, predictor_cfg: PredictorConfig):
         self.cfg = cfg
-        self.runner = PaddleRunner(resolve_model(cfg.cls_model, "cls", cfg.cls_model_dir), predictor_cfg)
+        self.runner = PaddlePredictor(resolve_model(cfg.cls_model, "cls", cfg.cls_model_dir), predictor_cfg)
 
     def upright(self, crops: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Rotate crops the classifier reads as upside down (probability above ``cls_thresh``)."""
         out = list(crops)
-        bs = self.cfg.batch_size
+        bs = self.cfg.cls_batch_size
         for start in range(0, len(out), bs):
             chunk = out[start : start + bs]
             x = np.zeros((bs, 3, _CLS_HEIGHT, _CLS_WIDTH), np.float32)  # one shape: bounded memory
