@@ -164,8 +164,3 @@ class PaddlePredictor:
     def run_one(self, array: np.ndarray) -> np.ndarray:
         return self.run(array)[0]
 
-    def shrink_memory(self) -> None:
-        self._predictor.try_shrink_memory()
-
-    def output_shapes(self) -> Sequence[list[int]]:
-        return [h.shape() for h in self._outputs]

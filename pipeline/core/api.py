@@ -1,7 +1,6 @@
 """``extract(image_or_path) -> dict`` with a lazily built default engine."""
 from __future__ import annotations
 
-import atexit
 import threading
 from typing import Optional
 
@@ -21,8 +20,7 @@ class _DefaultEngine:
         with self._lock:
             if self._engine is None:
                 config = with_overrides(DocpipeConfig(), engine={"mode": "inline"})
-                self._engine = Engine(config)
-                atexit.register(self.close)
+                self._engine = Engine(config)  # closes itself at interpreter exit
             return self._engine
 
     def close(self) -> None:

@@ -12,12 +12,15 @@ retried once each, alone, so a document that kills its worker twice fails by its
 """
 from __future__ import annotations
 
+import atexit
+import functools
 import logging
 import multiprocessing as mp
 import queue
 import signal
 import threading
 import time
+import weakref
 from collections import Counter, deque
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
@@ -100,6 +103,12 @@ def _process_main(worker_id: int, config: DocpipeConfig, inbox, conn) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     worker_loop(worker_id, config, inbox, conn.send)
     conn.close()
+
+
+def _close_if_alive(ref: "weakref.ref[Engine]") -> None:
+    engine = ref()
+    if engine is not None:
+        engine.close()
 
 
 class EngineError(RuntimeError):
@@ -185,6 +194,10 @@ class Engine:
         ]
         for t in self._threads:
             t.start()
+        # An engine never closed by its user is closed before multiprocessing's own exit handler (registered
+        # earlier, so run later) would SIGTERM the worker processes mid-run and the engine restart them.
+        self._close_at_exit = functools.partial(_close_if_alive, weakref.ref(self))
+        atexit.register(self._close_at_exit)
 
     # -- planning ---------------------------------------------------------------------------------
     def _plan(self) -> tuple[str, int]:
@@ -369,6 +382,7 @@ class Engine:
         if self._closed:
             return
         self._closed = True
+        atexit.unregister(getattr(self, "_close_at_exit", None))
         with self._lock:
             self._lock.notify_all()
         for w in self._workers.values():
