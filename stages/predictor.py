@@ -8,7 +8,7 @@ import sys
 import tempfile
 import warnings
 from contextlib import contextmanager
-from typing import Iterator, Sequence
+from typing import Iterator
 
 import numpy as np
 

@@ -16,7 +16,7 @@ import re
 import threading
 import warnings
 from pathlib import Path
-from typing import Callable, Optional, Union
+from typing import Callable, Optional
 
 import numpy as np
 from PIL import Image, ImageOps

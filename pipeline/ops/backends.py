@@ -8,12 +8,8 @@ from :data:`BACKENDS`: ``engine`` (:class:`pipeline.core.engine.Engine`, the def
 from __future__ import annotations
 
 import contextlib
-import os
 import time
-from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Literal, Protocol, Union
-
-import numpy as np
+from typing import Any, Callable, Iterable, Iterator, Literal, Protocol
 
 from stages.contracts.config import DocpipeConfig
 from stages.contracts.result import build_result, error_result, page_json

@@ -28,9 +28,10 @@ import time
 from collections import Counter, deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional, TextIO
+from typing import Callable, Iterator, Optional, TextIO
 
-from stages.contracts.config import ConfigError, DocpipeConfig, load_config, with_overrides
+from pipeline.ops.cli_common import GracefulStop, add_engine_arguments, engine_config
+from stages.contracts.config import DocpipeConfig
 from pipeline.ops.fsutil import (
     UnsafePathError,
     atomic_write,
@@ -41,7 +42,6 @@ from pipeline.ops.fsutil import (
     sha256_file,
 )
 from pipeline.ops.backends import (
-    DEFAULT_BACKEND,
     BACKENDS,
     BackendFactory,
     build_engine,
@@ -415,16 +415,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--out", required=True, type=Path, metavar="OUT",
         help="output directory (one OUT/<relative path>.json per input), or a file ending in .jsonl",
     )
-    parser.add_argument("--workers", type=int, default=None, help="engine workers (overrides engine.workers)")
-    parser.add_argument("--config", type=Path, default=None, help="YAML configuration file")
+    add_engine_arguments(parser, "input")
     parser.add_argument("--fail-fast", action="store_true", help="stop at the first failed input (exit 1)")
     parser.add_argument(
         "--retry-failed", action="store_true", help="re-process inputs whose earlier record is a failure"
-    )
-    parser.add_argument(
-        "--backend", choices=list(BACKENDS), default=DEFAULT_BACKEND,
-        help="engine: OCR and field extraction (default); decode-only: only check that every input can be "
-        "decoded (no models; each record has the page sizes, null fields and the review reason decode_only)",
     )
 
 
@@ -444,43 +438,24 @@ def run(args: argparse.Namespace) -> int:
     if not jsonl and out.exists() and not out.is_dir():
         sys.stderr.write(f"docpipe batch: --out {out}: exists and is not a directory (use a .jsonl name for one file)\n")
         return EXIT_USAGE
-    if args.workers is not None and args.workers < 1:
-        sys.stderr.write("docpipe batch: --workers must be at least 1\n")
+    config = engine_config("batch", args)
+    if config is None:
         return EXIT_USAGE
-    try:
-        config = load_config(args.config)
-    except ConfigError as exc:
-        sys.stderr.write(f"docpipe batch: {exc}\n")
-        return EXIT_USAGE
-    if args.workers is not None:
-        config = with_overrides(config, engine={"workers": args.workers})
     stop = threading.Event()
-    previous = signal.getsignal(signal.SIGTERM)
-
-    def on_sigterm(signum: int, frame: Any) -> None:
-        stop.set()  # only this: writing to stderr here could re-enter a write in progress
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends the process at once
-
-    def install() -> None:
-        if not stop.is_set():
-            signal.signal(signal.SIGTERM, on_sigterm)
-
-    install()
-    try:
-        summary = run_batch(
-            in_dir, out, config, BACKENDS[args.backend], fail_fast=args.fail_fast,
-            retry_failed=args.retry_failed, stop=stop, on_started=install,
-        )
-    except BatchInterrupted as exc:
-        sys.stderr.write(exc.summary.line() + " (interrupted; run again to resume)\n")
-        return EXIT_INTERRUPTED
-    except Exception as exc:  # engine start-up failure, output not writable, ...
-        log.debug("batch failed", exc_info=True)
-        sys.stderr.write(f"docpipe batch: {type(exc).__name__}: {exc}\n")
-        return EXIT_FAILED
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+    # SIGTERM: stop.set() only -- writing to stderr in a handler could re-enter a write in progress
+    with GracefulStop(stop.set, (signal.SIGTERM,)) as graceful:
+        try:
+            summary = run_batch(
+                in_dir, out, config, BACKENDS[args.backend], fail_fast=args.fail_fast,
+                retry_failed=args.retry_failed, stop=stop, on_started=graceful.install,
+            )
+        except BatchInterrupted as exc:
+            sys.stderr.write(exc.summary.line() + " (interrupted; run again to resume)\n")
+            return EXIT_INTERRUPTED
+        except Exception as exc:  # engine start-up failure, output not writable, ...
+            log.debug("batch failed", exc_info=True)
+            sys.stderr.write(f"docpipe batch: {type(exc).__name__}: {exc}\n")
+            return EXIT_FAILED
     note = " (stopped by SIGTERM; run again to resume)" if summary.stopped else ""
     sys.stderr.write(summary.line() + note + "\n")
     return EXIT_FAILED if summary.failed or summary.unprocessed else EXIT_OK

@@ -26,11 +26,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Optional, TextIO
 
-from stages.contracts.config import ConfigError, DocpipeConfig, load_config, with_overrides
+from pipeline.ops.cli_common import GracefulStop, add_engine_arguments, engine_config
+from stages.contracts.config import DocpipeConfig
 from pipeline.ops.fsutil import display_name, sha256_file, unique_base
 from pipeline.ops.journal import STATE_DIR, Job, JobStore, JournalLockedError, Outcome
 from pipeline.ops.backends import (
-    DEFAULT_BACKEND,
     BACKENDS,
     Backend,
     BackendFactory,
@@ -386,13 +386,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--settle", type=float, default=None, metavar="SECONDS",
                         help="a file is taken once unchanged this long (overrides watch.stable_interval_s)")
     parser.add_argument("--once", action="store_true", help="process what is there, then exit when idle")
-    parser.add_argument("--workers", type=int, default=None, help="engine workers (overrides engine.workers)")
-    parser.add_argument("--config", type=Path, default=None, help="YAML configuration file")
-    parser.add_argument(
-        "--backend", choices=list(BACKENDS), default=DEFAULT_BACKEND,
-        help="engine: OCR and field extraction (default); decode-only: only check that each file can be "
-        "decoded (no models; each result has the page sizes, null fields and the review reason decode_only)",
-    )
+    add_engine_arguments(parser, "file")
 
 
 def _same(a: Path, b: Path) -> bool:
@@ -420,53 +414,28 @@ def run(args: argparse.Namespace) -> int:
         if path.exists() and not path.is_dir():
             sys.stderr.write(f"docpipe watch: {label} {path}: not a directory\n")
             return EXIT_USAGE
-    try:
-        config = load_config(args.config)
-    except ConfigError as exc:
-        sys.stderr.write(f"docpipe watch: {exc}\n")
+    if args.settle is not None and args.settle < 0:
+        sys.stderr.write("docpipe watch: --settle must be >= 0\n")
         return EXIT_USAGE
-    if args.settle is not None:
-        if args.settle < 0:
-            sys.stderr.write("docpipe watch: --settle must be >= 0\n")
-            return EXIT_USAGE
-        config = with_overrides(config, watch={"stable_interval_s": args.settle})
-    if args.workers is not None:
-        if args.workers < 1:
-            sys.stderr.write("docpipe watch: --workers must be at least 1\n")
-            return EXIT_USAGE
-        config = with_overrides(config, engine={"workers": args.workers})
+    config = engine_config("watch", args, **({"watch": {"stable_interval_s": args.settle}}
+                                             if args.settle is not None else {}))
+    if config is None:
+        return EXIT_USAGE
     for path in (opts.outbox, opts.archive, opts.failed):
         path.mkdir(parents=True, exist_ok=True)
 
-    previous: dict[int, Any] = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-    stopping = [False]
-
-    def on_signal(signum: int, frame: Any) -> None:
-        stopping[0] = True
-        for sig in previous:  # a second signal ends the process the default way
-            signal.signal(sig, signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL)
-        watcher.request_stop()
-
-    def install() -> None:
-        if not stopping[0]:
-            for sig in previous:
-                signal.signal(sig, on_signal)
-
-    watcher = Watcher(opts, config, on_started=install)
-    install()
-    try:
-        return watcher.run()
-    except KeyboardInterrupt:  # a second SIGINT: stop now; the journal finishes the rest next time
-        sys.stderr.write("docpipe watch: interrupted\n")
-        return 130
-    except JournalLockedError as exc:
-        sys.stderr.write(f"docpipe watch: {exc}\n")
-        return EXIT_USAGE
-    except Exception as exc:
-        log.debug("watch failed", exc_info=True)
-        sys.stderr.write(f"docpipe watch: {type(exc).__name__}: {exc}\n")
-        return EXIT_FAILED
-    finally:
-        for sig, handler in previous.items():
-            if handler is not None:
-                signal.signal(sig, handler)
+    graceful = GracefulStop(lambda: watcher.request_stop(), (signal.SIGINT, signal.SIGTERM))
+    watcher = Watcher(opts, config, on_started=graceful.install)
+    with graceful:
+        try:
+            return watcher.run()
+        except KeyboardInterrupt:  # a second SIGINT: stop now; the journal finishes the rest next time
+            sys.stderr.write("docpipe watch: interrupted\n")
+            return 130
+        except JournalLockedError as exc:
+            sys.stderr.write(f"docpipe watch: {exc}\n")
+            return EXIT_USAGE
+        except Exception as exc:
+            log.debug("watch failed", exc_info=True)
+            sys.stderr.write(f"docpipe watch: {type(exc).__name__}: {exc}\n")
+            return EXIT_FAILED
