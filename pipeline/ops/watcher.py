@@ -250,10 +250,10 @@ class Watcher:
         return st if stat.S_ISREG(st.st_mode) else None
 
     def _take(self, now: float) -> list[Job]:
-        """Recovered jobs first, then complete files (claimed now), up to ``max_batch``.
+        """Recovered jobs first, then complete files (claimed now), up to ``handoff_size``.
 
         Once stopping, only jobs already taken are returned: nothing new is claimed."""
-        limit = self.cfg.max_batch
+        limit = self.cfg.handoff_size
         jobs = [self._claimed.popleft() for _ in range(min(limit, len(self._claimed)))]
         if self._stop:
             return jobs

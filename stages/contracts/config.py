@@ -184,7 +184,7 @@ class WatchConfig(_Strict):
     )
     poll_interval_s: float = Field(1.0, gt=0, description="PollingObserver period (--poll)")
     status_interval_s: float = Field(60.0, gt=0, description="seconds between status lines")
-    max_batch: int = Field(16, ge=1, description="files handed to the engine per call")
+    handoff_size: int = Field(16, ge=1, description="files handed to the engine per call")
     ignore_patterns: tuple[str, ...] = Field(
         ("*.part", "*.tmp", "*.crdownload", "*.partial", "*.swp", "~$*", "~*.tmp"),
         description="glob patterns of names never taken (dotfiles are always ignored)",

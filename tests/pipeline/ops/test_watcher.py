@@ -291,13 +291,13 @@ def test_crash_at_every_step_then_restart(tmp_path: Path, monkeypatch: pytest.Mo
         crashed = False
         with crash_at(step, monkeypatch):
             try:
-                Watcher(opts, config(max_batch=2), stream=io.StringIO()).run()
+                Watcher(opts, config(handoff_size=2), stream=io.StringIO()).run()
             except SimulatedCrash:
                 crashed = True
         if crashed:
             crashes += 1
             with crash_at(0, monkeypatch):  # no crash, but the same cheap fsync
-                assert Watcher(opts, config(max_batch=2), stream=io.StringIO()).run() == 0  # restart
+                assert Watcher(opts, config(handoff_size=2), stream=io.StringIO()).run() == 0  # restart
         check_exactly_once(inbox, outbox, inputs, failing={"bad.png"})
         shutil.rmtree(root)
         if not crashed:
@@ -310,7 +310,7 @@ def test_crash_at_every_step_then_restart(tmp_path: Path, monkeypatch: pytest.Mo
 
 def spawn(inbox: Path, outbox: Path, log: Path, *extra: str) -> subprocess.Popen:
     cfg = inbox.parent / "watch.yaml"
-    cfg.write_text("watch:\n  max_batch: 4\n  status_interval_s: 0.5\n  stable_interval_s: 0\n")
+    cfg.write_text("watch:\n  handoff_size: 4\n  status_interval_s: 0.5\n  stable_interval_s: 0\n")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     cmd = [sys.executable, "-m", "pipeline.cli", "watch", str(inbox), "--out", str(outbox), "--config", str(cfg),
            "--backend", "decode-only", *extra]
