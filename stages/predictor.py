@@ -8,7 +8,7 @@ import sys
 import tempfile
 import warnings
 from contextlib import contextmanager
-from typing import Iterator, Sequence
+from typing import Iterator
 
 import numpy as np
 
@@ -129,7 +129,7 @@ def _relog(key: str, lines: list[str]) -> None:
         log.log(logging.DEBUG if line.lstrip().startswith("---") else logging.WARNING, "%s: paddle: %s", key, line)
 
 
-class PaddleRunner:
+class PaddlePredictor:
     """One predictor with its handles. Not thread-safe: one runner per worker."""
 
     def __init__(self, model: ResolvedModel, cfg: PredictorConfig, exec_stream: int | None = None):
@@ -164,8 +164,3 @@ class PaddleRunner:
     def run_one(self, array: np.ndarray) -> np.ndarray:
         return self.run(array)[0]
 
-    def shrink_memory(self) -> None:
-        self._predictor.try_shrink_memory()
-
-    def output_shapes(self) -> Sequence[list[int]]:
-        return [h.shape() for h in self._outputs]

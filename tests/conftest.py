@@ -37,10 +37,10 @@ def text_image(lines: list[str], width: int = 640, line_h: int = 56, size: int =
 
 @pytest.fixture(scope="session")
 def inline_engine():
-    from stages.contracts.config import DocpipeConfig
+    from stages.contracts.config import DocpipeConfig, with_overrides
     from pipeline.core.engine import Engine
 
     cfg = DocpipeConfig()
-    cfg = cfg.model_copy(update={"engine": cfg.engine.model_copy(update={"mode": "inline"})})
+    cfg = with_overrides(cfg, engine={"mode": "inline"})
     with Engine(cfg) as eng:
         yield eng

@@ -93,7 +93,7 @@ def aligned_document(result: dict, truth: dict) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from stages.contracts.config import DocpipeConfig
+    from stages.contracts.config import DocpipeConfig, with_overrides
     from pipeline.core.engine import Engine
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -112,13 +112,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.limit:
         truths = truths[: args.limit]
     args.output.mkdir(parents=True, exist_ok=True)
-    cfg = DocpipeConfig()
-    cfg = cfg.model_copy(update={
-        "output": cfg.output.model_copy(update={"include_chars": True}),
-        "extraction": cfg.extraction.model_copy(update={"method": "rules"}),
-        "predictor": cfg.predictor.model_copy(update={"cpu_threads": 1}),
-        "engine": cfg.engine.model_copy(update={"mode": "processes", "workers": args.workers}),
-    })
+    cfg = with_overrides(
+        DocpipeConfig(), output={"include_chars": True}, extraction={"method": "rules"},
+        predictor={"cpu_threads": 1}, engine={"mode": "processes", "workers": args.workers},
+    )
     done = 0
     with Engine(cfg) as eng:
         for (p, _img, truth), res in zip(truths, eng.extract_many([str(i) for _, i, _ in truths])):

@@ -1,13 +1,12 @@
 """``extract(image_or_path) -> dict`` with a lazily built default engine."""
 from __future__ import annotations
 
-import atexit
 import threading
 from typing import Optional
 
-from stages.contracts.config import DocpipeConfig
 from pipeline.core.engine import Engine
-from pipeline.core.processor import Source
+from stages.contracts.config import DocpipeConfig, with_overrides
+from stages.contracts.types import Source
 
 
 class _DefaultEngine:
@@ -20,10 +19,8 @@ class _DefaultEngine:
     def get(self) -> Engine:
         with self._lock:
             if self._engine is None:
-                config = DocpipeConfig()
-                config = config.model_copy(update={"engine": config.engine.model_copy(update={"mode": "inline"})})
-                self._engine = Engine(config)
-                atexit.register(self.close)
+                config = with_overrides(DocpipeConfig(), engine={"mode": "inline"})
+                self._engine = Engine(config)  # closes itself at interpreter exit
             return self._engine
 
     def close(self) -> None:

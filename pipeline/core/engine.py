@@ -12,23 +12,26 @@ retried once each, alone, so a document that kills its worker twice fails by its
 """
 from __future__ import annotations
 
+import atexit
+import functools
 import logging
 import multiprocessing as mp
 import queue
 import signal
 import threading
 import time
+import weakref
 from collections import Counter, deque
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from multiprocessing.connection import wait as mp_wait
 from typing import Any, Iterable, Iterator, Optional
 
-from stages.contracts.config import DocpipeConfig
-from pipeline.core.processor import FIELD_KEYS, Source, build_processor, source_name
+from pipeline.core.processor import DocumentProcessor
+from stages.contracts.config import DocpipeConfig, with_overrides
 from pipeline.core.resources import available_memory_mb, usable_cpus
 from stages.contracts.result import error_result
-from stages.contracts.types import StageError
+from stages.contracts.types import Source, StageError, source_name
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +73,7 @@ def _collect_batch(inbox, first: _Task, max_batch: int, max_wait_s: float) -> tu
 def worker_loop(worker_id: int, config: DocpipeConfig, inbox, send) -> None:
     """Runs in a worker thread or process: build predictors once, then serve batches until told to stop."""
     try:
-        processor = build_processor(config)
+        processor = DocumentProcessor(config)
     except Exception as exc:
         send(("fatal", worker_id, f"{type(exc).__name__}: {exc}"))
         return
@@ -86,7 +89,7 @@ def worker_loop(worker_id: int, config: DocpipeConfig, inbox, send) -> None:
             results = processor.process_batch([t.source for t in batch], [t.name for t in batch])
         except Exception as exc:  # process_batch collects per item; this is a last resort
             err = StageError("engine", type(exc).__name__, str(exc))
-            results = [error_result(t.name, err, FIELD_KEYS, {}) for t in batch]
+            results = [error_result(t.name, err, {}) for t in batch]
         busy = (time.perf_counter() - t0) * 1000.0
         send(("done", worker_id, ([t.idx for t in batch], results, busy)))
         if stop:
@@ -100,6 +103,12 @@ def _process_main(worker_id: int, config: DocpipeConfig, inbox, conn) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     worker_loop(worker_id, config, inbox, conn.send)
     conn.close()
+
+
+def _close_if_alive(ref: "weakref.ref[Engine]") -> None:
+    engine = ref()
+    if engine is not None:
+        engine.close()
 
 
 class EngineError(RuntimeError):
@@ -185,6 +194,10 @@ class Engine:
         ]
         for t in self._threads:
             t.start()
+        # An engine never closed by its user is closed before multiprocessing's own exit handler (registered
+        # earlier, so run later) would SIGTERM the worker processes mid-run and the engine restart them.
+        self._close_at_exit = functools.partial(_close_if_alive, weakref.ref(self))
+        atexit.register(self._close_at_exit)
 
     # -- planning ---------------------------------------------------------------------------------
     def _plan(self) -> tuple[str, int]:
@@ -199,9 +212,7 @@ class Engine:
             if workers == 1 and ec.mode == "auto":
                 return "threads", 1  # one worker: no point paying for a process hop
             # each process gets its share of the cores
-            self.config = self.config.model_copy(
-                update={"predictor": pc.model_copy(update={"cpu_threads": ec.threads_per_worker})}
-            )
+            self.config = with_overrides(self.config, predictor={"cpu_threads": ec.threads_per_worker})
             return "processes", workers
         return "threads", ec.workers or 1
 
@@ -310,7 +321,7 @@ class Engine:
                 if task.attempt > 0:
                     err = StageError("engine", "WorkerCrashed",
                                      f"{task.name}: the worker processing this document died (exit code {code}) twice")
-                    self._resolve(None, task.idx, error_result(task.name, err, FIELD_KEYS, {}))
+                    self._resolve(None, task.idx, error_result(task.name, err, {}))
 
     # -- public API -------------------------------------------------------------------------------
     def submit(self, source: Source, name: Optional[str] = None) -> Future:
@@ -371,6 +382,7 @@ class Engine:
         if self._closed:
             return
         self._closed = True
+        atexit.unregister(getattr(self, "_close_at_exit", None))
         with self._lock:
             self._lock.notify_all()
         for w in self._workers.values():

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Sequence
 
 import numpy as np
 
+from stages.contracts.config import DocpipeConfig
+from stages.detection.detector import DET_INV_STD, DET_MEAN
+
 log = logging.getLogger(__name__)
 
-_DET_MEAN = np.array([0.485, 0.456, 0.406], np.float32) * 255.0
-_DET_INV_STD = 1.0 / (np.array([0.229, 0.224, 0.225], np.float32) * 255.0)
 
 
 def cuda_ready() -> bool:
@@ -71,6 +72,15 @@ class StageStream:
             self.stream.wait_event(event)
 
 
+def stage_streams(config: DocpipeConfig, names: Sequence[str]) -> dict[str, "StageStream"]:
+    """On a CUDA build of Paddle with a device: one CUDA stream per model stage (its ``ptr`` goes to
+    ``Config.set_exec_stream``); empty on CPU, where the stream APIs must not be touched. The caller holds
+    them: a stream must outlive the predictor bound to it."""
+    if config.predictor.device != "gpu" or not (paddle_cuda_ready() and cuda_ready()):
+        return {}
+    return {name: StageStream.create(name) for name in names}
+
+
 def det_preprocess_gpu(image_bgr: Any, out_h: int, out_w: int, stream: StageStream) -> Any:
     """HxWx3 uint8 (host or device) -> 1x3xHxW float32 on the device: bilinear resize + ImageNet normalize
     (the same maths as ``stages.detection.detector.normalize_det`` after ``cv2.resize``)."""
@@ -82,8 +92,8 @@ def det_preprocess_gpu(image_bgr: Any, out_h: int, out_w: int, stream: StageStre
         h, w = img.shape[:2]
         zoomed = ndimage.zoom(img, (out_h / h, out_w / w, 1.0), order=1, mode="nearest", grid_mode=True)
         zoomed = zoomed[:out_h, :out_w]
-        mean = cupy.asarray(_DET_MEAN)
-        inv = cupy.asarray(_DET_INV_STD)
+        mean = cupy.asarray(DET_MEAN)
+        inv = cupy.asarray(DET_INV_STD)
         x = (zoomed - mean) * inv
         return cupy.ascontiguousarray(x.transpose(2, 0, 1)[None])
 
@@ -98,22 +108,3 @@ def db_bitmap_gpu(prob: Any, thresh: float, stream: StageStream) -> np.ndarray:
         host = cupy.asnumpy(bitmap, stream=stream.stream)
     stream.stream.synchronize()
     return host
-
-
-def rec_normalize_gpu(batch_uint8: Any, stream: StageStream) -> Any:
-    """Nx H x W x 3 uint8 crops (already resized and padded) -> Nx3xHxW float32 in [-1, 1] on the device."""
-    import cupy
-
-    with stream.stream:
-        x = cupy.asarray(batch_uint8, dtype=cupy.float32) / 127.5 - 1.0
-        return cupy.ascontiguousarray(x.transpose(0, 3, 1, 2))
-
-
-def elapsed_ms(start_event: Any, end_event: Any) -> Optional[float]:
-    import cupy
-
-    try:
-        end_event.synchronize()
-        return float(cupy.cuda.get_elapsed_time(start_event, end_event))
-    except Exception:
-        return None

@@ -16,17 +16,16 @@ import re
 import threading
 import warnings
 from pathlib import Path
-from typing import Callable, Optional, Union
+from typing import Callable, Optional
 
 import numpy as np
 from PIL import Image, ImageOps
 
 from stages.contracts.config import InputConfig
-from stages.contracts.types import Page, StageError
+from stages.contracts.types import Page, Source, StageError
 
 log = logging.getLogger(__name__)
 
-Source = Union[str, Path, bytes, bytearray, memoryview, np.ndarray]
 
 #: File name extensions of the formats :func:`load_pages` decodes (lower case, with the dot).
 SUPPORTED_EXTENSIONS: frozenset[str] = frozenset(

@@ -7,7 +7,7 @@ Hidden files and directories (``.name``) are skipped. Output is ``OUT/<relative 
 engine's schema-v1 result with ``source`` set to the path relative to IN and ``input_sha256`` added;
 a re-run skips every input whose record exists with the same ``input_sha256``.
 
-SIGTERM stops handing new inputs to the processor; those already handed over are finished and recorded,
+SIGTERM stops handing new inputs to the backend; those already handed over are finished and recorded,
 the summary is printed and the exit status is 1 if inputs were left (a second SIGTERM ends the process at
 once). SIGINT (Ctrl-C) stops at once. Either way what was written stays valid: re-run to resume.
 
@@ -28,9 +28,10 @@ import time
 from collections import Counter, deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional, TextIO
+from typing import Callable, Iterator, Optional, TextIO
 
-from stages.contracts.config import ConfigError, DocpipeConfig, load_config
+from pipeline.ops.cli_common import GracefulStop, add_engine_arguments, engine_config
+from stages.contracts.config import DocpipeConfig
 from pipeline.ops.fsutil import (
     UnsafePathError,
     atomic_write,
@@ -40,12 +41,11 @@ from pipeline.ops.fsutil import (
     safe_child,
     sha256_file,
 )
-from pipeline.ops.runner import (
-    DEFAULT_PROCESSOR,
-    PROCESSORS,
-    ProcessorFactory,
+from pipeline.ops.backends import (
+    BACKENDS,
+    BackendFactory,
     build_engine,
-    open_processor,
+    open_backend,
     outcome_of,
 )
 from pipeline.core.sources import SUPPORTED_EXTENSIONS, sniff_file
@@ -297,7 +297,7 @@ def run_batch(
     in_dir: Path,
     out: Path,
     config: DocpipeConfig,
-    processor: ProcessorFactory = build_engine,
+    backend: BackendFactory = build_engine,
     fail_fast: bool = False,
     retry_failed: bool = False,
     stream: Optional[TextIO] = None,
@@ -307,8 +307,8 @@ def run_batch(
 ) -> BatchSummary:
     """Process ``in_dir`` into ``out`` (a directory, or a ``.jsonl`` file); see the module docstring.
 
-    Once ``stop`` is set (it may be set from a signal handler) no more inputs are handed to the processor;
-    those already handed over are finished and recorded. ``on_started`` runs once the processor is built
+    Once ``stop`` is set (it may be set from a signal handler) no more inputs are handed to the backend;
+    those already handed over are finished and recorded. ``on_started`` runs once the backend is built
     (the CLI re-installs its SIGTERM handler there: importing Paddle replaces it with one that aborts)."""
     t0 = time.monotonic()
     stream = stream or sys.stderr
@@ -369,7 +369,7 @@ def run_batch(
         progress.close()
         return summary()
     try:
-        with open_processor(processor, config) as proc:
+        with open_backend(backend, config) as proc:
             if on_started is not None:
                 on_started()
             results = proc.extract_many(feed(), ordered=True)
@@ -391,8 +391,8 @@ def run_batch(
                             break
             except (KeyboardInterrupt, OSError):
                 raise  # OSError: the output cannot be written; nothing sensible to continue with
-            except Exception as exc:  # the processor itself broke (a bad input never raises)
-                log.debug("processor failed", exc_info=True)
+            except Exception as exc:  # the backend itself broke (a bad input never raises)
+                log.debug("backend failed", exc_info=True)
                 progress.note(f"docpipe batch: processing stopped: {type(exc).__name__}: {exc}")
             finally:
                 close = getattr(results, "close", None)
@@ -415,16 +415,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--out", required=True, type=Path, metavar="OUT",
         help="output directory (one OUT/<relative path>.json per input), or a file ending in .jsonl",
     )
-    parser.add_argument("--workers", type=int, default=None, help="engine workers (overrides engine.workers)")
-    parser.add_argument("--config", type=Path, default=None, help="YAML configuration file")
+    add_engine_arguments(parser, "input")
     parser.add_argument("--fail-fast", action="store_true", help="stop at the first failed input (exit 1)")
     parser.add_argument(
         "--retry-failed", action="store_true", help="re-process inputs whose earlier record is a failure"
-    )
-    parser.add_argument(
-        "--processor", choices=list(PROCESSORS), default=DEFAULT_PROCESSOR,
-        help="engine: OCR and field extraction (default); decode-only: only check that every input can be "
-        "decoded (no models; each record has the page sizes, null fields and the review reason decode_only)",
     )
 
 
@@ -444,43 +438,24 @@ def run(args: argparse.Namespace) -> int:
     if not jsonl and out.exists() and not out.is_dir():
         sys.stderr.write(f"docpipe batch: --out {out}: exists and is not a directory (use a .jsonl name for one file)\n")
         return EXIT_USAGE
-    if args.workers is not None and args.workers < 1:
-        sys.stderr.write("docpipe batch: --workers must be at least 1\n")
+    config = engine_config("batch", args)
+    if config is None:
         return EXIT_USAGE
-    try:
-        config = load_config(args.config)
-    except ConfigError as exc:
-        sys.stderr.write(f"docpipe batch: {exc}\n")
-        return EXIT_USAGE
-    if args.workers is not None:
-        config = config.model_copy(update={"engine": config.engine.model_copy(update={"workers": args.workers})})
     stop = threading.Event()
-    previous = signal.getsignal(signal.SIGTERM)
-
-    def on_sigterm(signum: int, frame: Any) -> None:
-        stop.set()  # only this: writing to stderr here could re-enter a write in progress
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends the process at once
-
-    def install() -> None:
-        if not stop.is_set():
-            signal.signal(signal.SIGTERM, on_sigterm)
-
-    install()
-    try:
-        summary = run_batch(
-            in_dir, out, config, PROCESSORS[args.processor], fail_fast=args.fail_fast,
-            retry_failed=args.retry_failed, stop=stop, on_started=install,
-        )
-    except BatchInterrupted as exc:
-        sys.stderr.write(exc.summary.line() + " (interrupted; run again to resume)\n")
-        return EXIT_INTERRUPTED
-    except Exception as exc:  # engine start-up failure, output not writable, ...
-        log.debug("batch failed", exc_info=True)
-        sys.stderr.write(f"docpipe batch: {type(exc).__name__}: {exc}\n")
-        return EXIT_FAILED
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+    # SIGTERM: stop.set() only -- writing to stderr in a handler could re-enter a write in progress
+    with GracefulStop(stop.set, (signal.SIGTERM,)) as graceful:
+        try:
+            summary = run_batch(
+                in_dir, out, config, BACKENDS[args.backend], fail_fast=args.fail_fast,
+                retry_failed=args.retry_failed, stop=stop, on_started=graceful.install,
+            )
+        except BatchInterrupted as exc:
+            sys.stderr.write(exc.summary.line() + " (interrupted; run again to resume)\n")
+            return EXIT_INTERRUPTED
+        except Exception as exc:  # engine start-up failure, output not writable, ...
+            log.debug("batch failed", exc_info=True)
+            sys.stderr.write(f"docpipe batch: {type(exc).__name__}: {exc}\n")
+            return EXIT_FAILED
     note = " (stopped by SIGTERM; run again to resume)" if summary.stopped else ""
     sys.stderr.write(summary.line() + note + "\n")
     return EXIT_FAILED if summary.failed or summary.unprocessed else EXIT_OK

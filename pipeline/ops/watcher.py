@@ -26,17 +26,17 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Optional, TextIO
 
-from stages.contracts.config import ConfigError, DocpipeConfig, load_config
+from pipeline.ops.cli_common import GracefulStop, add_engine_arguments, engine_config
+from stages.contracts.config import DocpipeConfig
 from pipeline.ops.fsutil import display_name, sha256_file, unique_base
 from pipeline.ops.journal import STATE_DIR, Job, JobStore, JournalLockedError, Outcome
-from pipeline.ops.runner import (
-    DEFAULT_PROCESSOR,
-    PROCESSORS,
-    Processor,
-    ProcessorFactory,
+from pipeline.ops.backends import (
+    BACKENDS,
+    Backend,
+    BackendFactory,
     build_engine,
     error_record,
-    open_processor,
+    open_backend,
     outcome_of,
 )
 
@@ -55,7 +55,7 @@ class WatchOptions:
     failed: Path
     poll: bool = False
     once: bool = False  # exit when the inbox is empty and nothing is in flight
-    processor: ProcessorFactory = build_engine  # ``config -> processor``; the CLI takes it from PROCESSORS
+    backend: BackendFactory = build_engine  # ``config -> backend``; the CLI takes it from BACKENDS
 
 
 @dataclass
@@ -76,7 +76,7 @@ class Watcher:
         stream: Optional[TextIO] = None,
         on_started: Optional[Callable[[], None]] = None,
     ) -> None:
-        """``on_started`` runs once the processor is built (the CLI re-installs its signal handlers there:
+        """``on_started`` runs once the backend is built (the CLI re-installs its signal handlers there:
         importing Paddle replaces the SIGTERM handler with one that aborts the process)."""
         # absolute paths: they are stored in the journal and must mean the same after a restart elsewhere
         self.opts = replace(
@@ -94,7 +94,7 @@ class Watcher:
         self.counts: Counter[str] = Counter()
         self._events: queue.SimpleQueue[tuple[str, bool]] = queue.SimpleQueue()
         self._candidates: dict[str, _Candidate] = {}
-        self._claimed: deque[Job] = deque()  # taken (or recovered) and waiting for the processor
+        self._claimed: deque[Job] = deque()  # taken (or recovered) and waiting for the backend
         self._retry: list[tuple[float, Job, Outcome]] = []
         self._reserved: set[Path] = set()
         self._stop = False
@@ -118,7 +118,7 @@ class Watcher:
             observer = None if self.opts.once else self._start_observer()
             try:
                 self._scan()
-                with open_processor(self.opts.processor, self.config) as proc:
+                with open_backend(self.opts.backend, self.config) as proc:
                     if self._on_started is not None:
                         self._on_started()
                     self._loop(proc)
@@ -132,7 +132,7 @@ class Watcher:
         self.stream.flush()
         return EXIT_OK
 
-    def _loop(self, proc: Processor) -> None:
+    def _loop(self, proc: Backend) -> None:
         now = time.monotonic()
         next_rescan = now + self.cfg.rescan_interval_s
         next_status = now + self.cfg.status_interval_s
@@ -250,10 +250,10 @@ class Watcher:
         return st if stat.S_ISREG(st.st_mode) else None
 
     def _take(self, now: float) -> list[Job]:
-        """Recovered jobs first, then complete files (claimed now), up to ``max_batch``.
+        """Recovered jobs first, then complete files (claimed now), up to ``handoff_size``.
 
         Once stopping, only jobs already taken are returned: nothing new is claimed."""
-        limit = self.cfg.max_batch
+        limit = self.cfg.handoff_size
         jobs = [self._claimed.popleft() for _ in range(min(limit, len(self._claimed)))]
         if self._stop:
             return jobs
@@ -281,7 +281,7 @@ class Watcher:
         return jobs
 
     # -- processing ---------------------------------------------------------------------------------
-    def _process(self, proc: Processor, jobs: list[Job]) -> None:
+    def _process(self, proc: Backend, jobs: list[Job]) -> None:
         digests: dict[str, Optional[str]] = {}
         for job in jobs:
             try:
@@ -298,17 +298,17 @@ class Watcher:
             self.store.decide(job, outcome)
             self._publish(job, outcome)
 
-    def _extract(self, proc: Processor, jobs: list[Job]) -> list[dict]:
+    def _extract(self, proc: Backend, jobs: list[Job]) -> list[dict]:
         try:
             results = list(proc.extract_many([os.fspath(j.input_path) for j in jobs], ordered=True))
             if len(results) != len(jobs):
-                raise RuntimeError(f"processor returned {len(results)} results for {len(jobs)} inputs")
+                raise RuntimeError(f"backend returned {len(results)} results for {len(jobs)} inputs")
             return results
         except Exception as exc:
-            if len(jobs) > 1:  # isolate the document that breaks the processor
-                log.warning("processor failed on a batch of %d (%s); retrying one by one", len(jobs), exc)
+            if len(jobs) > 1:  # isolate the document that breaks the backend
+                log.warning("backend failed on a batch of %d (%s); retrying one by one", len(jobs), exc)
                 return [self._extract(proc, [job])[0] for job in jobs]
-            log.error("processor failed on %s: %s", display_name(jobs[0].name), exc, exc_info=True)
+            log.error("backend failed on %s: %s", display_name(jobs[0].name), exc, exc_info=True)
             return [error_record(display_name(jobs[0].name), "engine", "InternalError", f"{type(exc).__name__}: {exc}")]
 
     def _decide(self, job: Job, record: dict) -> Outcome:
@@ -386,13 +386,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--settle", type=float, default=None, metavar="SECONDS",
                         help="a file is taken once unchanged this long (overrides watch.stable_interval_s)")
     parser.add_argument("--once", action="store_true", help="process what is there, then exit when idle")
-    parser.add_argument("--workers", type=int, default=None, help="engine workers (overrides engine.workers)")
-    parser.add_argument("--config", type=Path, default=None, help="YAML configuration file")
-    parser.add_argument(
-        "--processor", choices=list(PROCESSORS), default=DEFAULT_PROCESSOR,
-        help="engine: OCR and field extraction (default); decode-only: only check that each file can be "
-        "decoded (no models; each result has the page sizes, null fields and the review reason decode_only)",
-    )
+    add_engine_arguments(parser, "file")
 
 
 def _same(a: Path, b: Path) -> bool:
@@ -411,7 +405,7 @@ def run(args: argparse.Namespace) -> int:
         failed=args.failed_dir or inbox / ".failed",
         poll=args.poll,
         once=args.once,
-        processor=PROCESSORS[args.processor],
+        backend=BACKENDS[args.backend],
     )
     for label, path in (("--out", opts.outbox), ("--archive", opts.archive), ("--failed-dir", opts.failed)):
         if _same(path, inbox):
@@ -420,53 +414,28 @@ def run(args: argparse.Namespace) -> int:
         if path.exists() and not path.is_dir():
             sys.stderr.write(f"docpipe watch: {label} {path}: not a directory\n")
             return EXIT_USAGE
-    try:
-        config = load_config(args.config)
-    except ConfigError as exc:
-        sys.stderr.write(f"docpipe watch: {exc}\n")
+    if args.settle is not None and args.settle < 0:
+        sys.stderr.write("docpipe watch: --settle must be >= 0\n")
         return EXIT_USAGE
-    if args.settle is not None:
-        if args.settle < 0:
-            sys.stderr.write("docpipe watch: --settle must be >= 0\n")
-            return EXIT_USAGE
-        config = config.model_copy(update={"watch": config.watch.model_copy(update={"stable_interval_s": args.settle})})
-    if args.workers is not None:
-        if args.workers < 1:
-            sys.stderr.write("docpipe watch: --workers must be at least 1\n")
-            return EXIT_USAGE
-        config = config.model_copy(update={"engine": config.engine.model_copy(update={"workers": args.workers})})
+    config = engine_config("watch", args, **({"watch": {"stable_interval_s": args.settle}}
+                                             if args.settle is not None else {}))
+    if config is None:
+        return EXIT_USAGE
     for path in (opts.outbox, opts.archive, opts.failed):
         path.mkdir(parents=True, exist_ok=True)
 
-    previous: dict[int, Any] = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-    stopping = [False]
-
-    def on_signal(signum: int, frame: Any) -> None:
-        stopping[0] = True
-        for sig in previous:  # a second signal ends the process the default way
-            signal.signal(sig, signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL)
-        watcher.request_stop()
-
-    def install() -> None:
-        if not stopping[0]:
-            for sig in previous:
-                signal.signal(sig, on_signal)
-
-    watcher = Watcher(opts, config, on_started=install)
-    install()
-    try:
-        return watcher.run()
-    except KeyboardInterrupt:  # a second SIGINT: stop now; the journal finishes the rest next time
-        sys.stderr.write("docpipe watch: interrupted\n")
-        return 130
-    except JournalLockedError as exc:
-        sys.stderr.write(f"docpipe watch: {exc}\n")
-        return EXIT_USAGE
-    except Exception as exc:
-        log.debug("watch failed", exc_info=True)
-        sys.stderr.write(f"docpipe watch: {type(exc).__name__}: {exc}\n")
-        return EXIT_FAILED
-    finally:
-        for sig, handler in previous.items():
-            if handler is not None:
-                signal.signal(sig, handler)
+    graceful = GracefulStop(lambda: watcher.request_stop(), (signal.SIGINT, signal.SIGTERM))
+    watcher = Watcher(opts, config, on_started=graceful.install)
+    with graceful:
+        try:
+            return watcher.run()
+        except KeyboardInterrupt:  # a second SIGINT: stop now; the journal finishes the rest next time
+            sys.stderr.write("docpipe watch: interrupted\n")
+            return 130
+        except JournalLockedError as exc:
+            sys.stderr.write(f"docpipe watch: {exc}\n")
+            return EXIT_USAGE
+        except Exception as exc:
+            log.debug("watch failed", exc_info=True)
+            sys.stderr.write(f"docpipe watch: {type(exc).__name__}: {exc}\n")
+            return EXIT_FAILED

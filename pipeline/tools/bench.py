@@ -60,7 +60,7 @@ def run_engine(name: str, pages: list[str], args: argparse.Namespace, checkpoint
         json.dump(spec, f)
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "pipeline.tools.bench_runners", name, f.name],
+            [sys.executable, "-m", "pipeline.tools.bench_engines", name, f.name],
             capture_output=True, text=True, env={**os.environ, "PYTHONWARNINGS": "ignore"},
         )
     finally:

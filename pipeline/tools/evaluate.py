@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 
-from stages.contracts.config import ConfigError, load_config
+from stages.contracts.config import ConfigError, load_config, with_overrides
+from stages.contracts.fields import FIELD_KEYS
 from pipeline.tools.metrics import CERCount, page_cer, result_lines, text_polygons, total_cer
 from pipeline.tools.scoring import Scoreboard
 
@@ -60,10 +61,9 @@ def rules_values(result: dict, today: date) -> dict[str, Optional[str]]:
 
 def evaluate(directory: Path, config_path: Optional[str], limit: int = 0) -> dict[str, Any]:
     from pipeline.core.engine import Engine
-    from pipeline.core.processor import FIELD_KEYS
 
     config = load_config(config_path)
-    config = config.model_copy(update={"output": config.output.model_copy(update={"diagnostics": True})})
+    config = with_overrides(config, output={"diagnostics": True})
     docs = find_documents(directory)
     if limit:
         docs = docs[:limit]

@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal, Optional
+from typing import Any, Literal, Optional
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from stages.contracts.fields import FIELD_KEYS
 from stages.contracts.registry import check_model_key
 
 
@@ -75,10 +76,10 @@ class RecognitionConfig(_Strict):
     # width from this list, rows = batch_pixels // width (partial batches padded)
     width_buckets: tuple[int, ...] = (128, 192, 256, 384, 512, 768, 1024, 1536, 2048)
     batch_pixels: int = Field(2048, ge=8, description="rows x width of one recognition batch")
-    batch_size: int = Field(16, ge=1, description="crops per classifier batch")
+    cls_batch_size: int = Field(16, ge=1, description="crops per batch of the 0/180 line classifier")
     # packing: crops up to pack_width wide go side by side into rows of pack_width pixels (pack_gap blank pixels
     # apart), pack_rows rows per batch -- one input shape, few padded pixels; wider crops use the width buckets.
-    # Measured on the samples: recognition -27% time, CER 0.91% -> 0.75% (rows near the model's training width)
+    # (measurements: README "Recognition packing")
     packing: bool = True
     pack_width: int = Field(512, ge=64)
     pack_gap: int = Field(32, ge=0)
@@ -142,17 +143,15 @@ class ReviewConfig(_Strict):
     # confidence = extraction score x mean recognition probability. Rules score 0.70-0.92 for label-anchored
     # values and 0.45 for bare-pattern guesses, so 0.6 sends pattern guesses and unsure reads to review.
     confidence_threshold: float = Field(0.6, ge=0, le=1)
-    # None: the fields marked required in stages/extraction/fields.py
+    # None: the fields marked required in stages/contracts/fields.py
     required_fields: Optional[tuple[str, ...]] = None
 
     @field_validator("required_fields")
     @classmethod
     def _known_fields(cls, v: Optional[tuple[str, ...]]) -> Optional[tuple[str, ...]]:
-        from stages.extraction.fields import FIELDS
-
-        unknown = [k for k in (v or ()) if k not in FIELDS]
+        unknown = [k for k in (v or ()) if k not in FIELD_KEYS]
         if unknown:
-            raise ValueError(f"unknown field(s) {unknown}; known: {', '.join(FIELDS)}")
+            raise ValueError(f"unknown field(s) {unknown}; known: {', '.join(FIELD_KEYS)}")
         return v
 
 
@@ -179,13 +178,13 @@ class EngineConfig(_Strict):
     mode: Literal["auto", "inline", "threads", "processes"] = "auto"
     workers: int = Field(0, ge=0, description="0 = usable cores // threads_per_worker (CPU), 1 (GPU)")
     # auto workers (0) never plan more processes than fit in available memory at this much each
-    # (measured: one CPU worker with PP-OCRv4 and packing peaks at about 700 MB); 0 = no memory cap
+    # (one CPU worker's peak, README "Configuration"); 0 = no memory cap
     worker_memory_mb: int = Field(800, ge=0)
     # CPU math threads of each worker process's predictors (replaces predictor.cpu_threads there);
     # the single-document path (extract(), inline) keeps predictor.cpu_threads
     threads_per_worker: int = Field(1, ge=1)
     # documents per worker batch; a worker holds at most 2 x max_batch, so smaller batches balance the
-    # tail of a run across processes (40 pages, 2 workers: 8 -> busy 23.6 s vs 33.1 s; 4 and 2 within 3%)
+    # tail of a run across processes (docs/measurements.md)
     max_batch: int = Field(4, ge=1)
     max_wait_ms: float = Field(8.0, ge=0)
     queue_size: int = Field(16, ge=1)
@@ -208,7 +207,7 @@ class WatchConfig(_Strict):
     )
     poll_interval_s: float = Field(1.0, gt=0, description="PollingObserver period (--poll)")
     status_interval_s: float = Field(60.0, gt=0, description="seconds between status lines")
-    max_batch: int = Field(16, ge=1, description="files handed to the engine per call")
+    handoff_size: int = Field(16, ge=1, description="files handed to the engine per call")
     ignore_patterns: tuple[str, ...] = Field(
         ("*.part", "*.tmp", "*.crdownload", "*.partial", "*.swp", "~$*", "~*.tmp"),
         description="glob patterns of names never taken (dotfiles are always ignored)",
@@ -227,6 +226,19 @@ class DocpipeConfig(_Strict):
     engine: EngineConfig = EngineConfig()
     batch: BatchConfig = BatchConfig()
     watch: WatchConfig = WatchConfig()
+
+
+def with_overrides(config: DocpipeConfig, **sections: dict[str, Any]) -> DocpipeConfig:
+    """A copy of ``config`` with some keys of some sections replaced, validated like a loaded file:
+    ``with_overrides(config, engine={"mode": "inline"}, predictor={"cpu_threads": 1})``. An unknown
+    section or key raises ``ValueError``."""
+    update = {}
+    for name, values in sections.items():
+        if name not in DocpipeConfig.model_fields:
+            raise ValueError(f"unknown config section {name!r}")
+        section = getattr(config, name)
+        update[name] = type(section).model_validate({**section.model_dump(), **values})
+    return config.model_copy(update=update)
 
 
 class ConfigError(ValueError):

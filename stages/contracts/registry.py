@@ -31,13 +31,8 @@ class ModelSpec:
     subdir: str
     dict_file: Optional[str] = None  # rec: dictionary file relative to the package
     dict_in_yml: bool = False  # rec: dictionary is PostProcess.character_dict of inference.yml
-    # measured with paddlepaddle 3.3.1 CPU: PP-OCRv5 det fails under oneDNN
-    # ("ConvertPirAttribute2RuntimeAttribute not support pir::ArrayAttribute<pir::DoubleAttribute>")
-    mkldnn_ok: bool = True
-    # oneDNN bfloat16 measured to keep accuracy and run faster on CPUs with avx512_bf16 (paddle 3.3.1, 2 threads):
-    # PP-OCRv4 rec 4x3x48x512 90 -> 50 ms; PP-OCRv5 rec 87 -> 66 ms. PP-OCRv4 det fails under it
-    # (elementwise_mul dtype error) and gains nothing with only its convolutions in bf16; cls gains nothing.
-    bf16_ok: bool = False
+    mkldnn_ok: bool = True  # False: the model fails under oneDNN (README "Model choice")
+    bf16_ok: bool = False  # runs in oneDNN bfloat16 on CPUs with fast bf16 (README "bfloat16 recognition")
 
 
 @dataclass(frozen=True)

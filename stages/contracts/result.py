@@ -5,6 +5,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
+from stages.contracts.fields import FIELD_KEYS
 from stages.contracts.types import Page, StageError, TextLine
 
 SCHEMA_VERSION = "1"
@@ -65,8 +66,8 @@ def build_result(
     return result
 
 
-def error_result(source: str, error: StageError, field_keys: Sequence[str], timings_ms: Mapping[str, float]) -> dict:
+def error_result(source: str, error: StageError, timings_ms: Mapping[str, float]) -> dict:
     """The record of a document that failed: every field null, the error named."""
     return build_result(
-        source, [], {k: None for k in field_keys}, [error], timings_ms, review_reasons=[f"error:{error.stage}"]
+        source, [], {k: None for k in FIELD_KEYS}, [error], timings_ms, review_reasons=[f"error:{error.stage}"]
     )

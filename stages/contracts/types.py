@@ -2,10 +2,25 @@
 rotated (or rectified) before detection carries a :class:`PageTransform` that maps back to them."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
-from typing import Optional
+from pathlib import Path
+from typing import Optional, Union
 
 import numpy as np
+
+#: What a user may hand the pipeline: a path, the file's bytes, or an HxWx3 BGR array.
+Source = Union[str, Path, bytes, bytearray, memoryview, np.ndarray]
+
+
+def source_name(source: Source, index: int) -> str:
+    """The ``source`` name of a result: the path as given, else a placeholder naming the input's position."""
+    if isinstance(source, (str, os.PathLike)):
+        return os.fspath(source)
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return f"<bytes #{index}>"
+    return f"<array #{index}>"
+
 
 
 @dataclass(frozen=True)

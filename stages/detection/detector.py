@@ -10,18 +10,19 @@ import numpy as np
 from stages.contracts.registry import resolve_model
 from stages.contracts.config import DetectionConfig, PredictorConfig
 from stages.detection.db_decode import db_decode, resize_for_detection, sort_reading_order
-from stages.predictor import PaddleRunner
+from stages.predictor import PaddlePredictor
 from stages.contracts.types import ResizeTransform, StageError, TextBox
 
 log = logging.getLogger(__name__)
 
-_MEAN = np.array([0.485, 0.456, 0.406], np.float32) * 255.0
-_INV_STD = 1.0 / (np.array([0.229, 0.224, 0.225], np.float32) * 255.0)
+# ImageNet mean and 1/std in 0-255 pixel units (BGR order as PP-OCR det was trained)
+DET_MEAN = np.array([0.485, 0.456, 0.406], np.float32) * 255.0
+DET_INV_STD = 1.0 / (np.array([0.229, 0.224, 0.225], np.float32) * 255.0)
 
 
 def normalize_det(image: np.ndarray) -> np.ndarray:
     """HxWx3 uint8 (BGR, as PP-OCR det was trained) -> 3xHxW float32."""
-    x = (image.astype(np.float32) - _MEAN) * _INV_STD
+    x = (image.astype(np.float32) - DET_MEAN) * DET_INV_STD
     return x.transpose(2, 0, 1)
 
 
@@ -63,7 +64,7 @@ class TextDetector:
     def __init__(self, cfg: DetectionConfig, predictor_cfg: PredictorConfig, exec_stream: int | None = None):
         self.cfg = cfg
         self.model = resolve_model(cfg.model, "det", cfg.model_dir)
-        self.runner = PaddleRunner(self.model, predictor_cfg, exec_stream)
+        self.runner = PaddlePredictor(self.model, predictor_cfg, exec_stream)
 
     def preprocess(self, image: np.ndarray) -> tuple[np.ndarray, ResizeTransform]:
         """Resize (long side <= limit), pad with white into a fixed canvas, normalize. The transform maps

@@ -150,12 +150,12 @@ class ErnieExtractor:
         model_dir: Optional[Path] = None,
         max_batch: int = 4,
     ) -> None:
-        from stages.predictor import PaddleRunner
+        from stages.predictor import PaddlePredictor
 
         self.model = resolve_model(MODEL_KEY, "extract", model_dir)
         self.meta = ExtractorMeta.load(self.model.directory)
         self.vocab = Vocab.load(self.meta.vocab_file)
-        self.runner = PaddleRunner(self.model, predictor_cfg)
+        self.runner = PaddlePredictor(self.model, predictor_cfg)
         self.max_batch = max_batch
 
     # -- featurization -------------------------------------------------------------------------------

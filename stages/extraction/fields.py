@@ -3,12 +3,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
-from typing import Callable, Literal, Optional
+from typing import Callable, Optional
 
+from stages.contracts.fields import FIELD_INFO, FIELD_KEYS, FieldKind  # noqa: F401  (FIELD_KEYS re-exported)
 from stages.postprocess import normalize as nz
 from stages.postprocess.normalize import Normalized
 
-FieldKind = Literal["code", "text", "name", "beneficiary", "id_number", "phone", "amount", "date"]
 Normalizer = Callable[[str, date], Normalized]
 
 
@@ -71,30 +71,14 @@ CHARSETS: dict[FieldKind, Optional[str]] = {
 }
 
 
-def _spec(key: str, label_zh: str, kind: FieldKind, required: bool) -> FieldSpec:
-    return FieldSpec(key, label_zh, kind, NORMALIZERS[kind], required, CHARSETS[kind])
-
-
-# In DESIGN §5 order. Required: what a policy cannot be processed without (missing -> needs_review).
+# In DESIGN §5 order, from the contract's field table.
 FIELDS: dict[str, FieldSpec] = {
-    "policy_number": _spec("policy_number", "保险单号", "code", True),
-    "insurer": _spec("insurer", "保险公司", "text", True),
-    "product_name": _spec("product_name", "险种名称", "text", True),
-    "policyholder_name": _spec("policyholder_name", "投保人", "name", True),
-    "policyholder_id_number": _spec("policyholder_id_number", "投保人身份证号", "id_number", True),
-    "policyholder_phone": _spec("policyholder_phone", "投保人联系电话", "phone", False),
-    "policyholder_address": _spec("policyholder_address", "投保人通讯地址", "text", False),
-    "insured_name": _spec("insured_name", "被保险人", "name", True),
-    "insured_id_number": _spec("insured_id_number", "被保险人身份证号", "id_number", True),
-    "beneficiary_name": _spec("beneficiary_name", "受益人", "beneficiary", False),
-    "sum_insured": _spec("sum_insured", "保险金额", "amount", True),
-    "premium": _spec("premium", "保险费", "amount", True),
-    "effective_date": _spec("effective_date", "生效日期", "date", True),
-    "expiry_date": _spec("expiry_date", "满期日期", "date", True),
-    "issue_date": _spec("issue_date", "签单日期", "date", False),
+    f.key: FieldSpec(f.key, f.label_zh, f.kind, NORMALIZERS[f.kind], f.required, CHARSETS[f.kind]) for f in FIELD_INFO
 }
 
-FIELD_KEYS: tuple[str, ...] = tuple(FIELDS)
+
+# every field alphabet: their CTC probabilities are kept with each line for constrained re-decoding
+FIELD_CHARSET: str = "".join(s.charset for s in FIELDS.values() if s.charset)
 
 
 def normalize_field(key: str, text: str, today: date) -> Normalized:

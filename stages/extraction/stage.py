@@ -49,8 +49,17 @@ def rule_candidate(m: RuleMatch, flat_lines: Sequence[tuple[int, int, TextLine]]
     return Candidate(m.key, m.text, chars, float(m.score), "rules")
 
 
+@dataclass(frozen=True)
+class Extraction:
+    """What extraction found in one document: schema-v1 ``fields``, review reasons, diagnostics."""
+
+    fields: dict[str, Any]
+    review_reasons: list[str]
+    diagnostics: dict[str, Any]
+
+
 class ExtractionStage:
-    """Callable ``(lines per page, pages) -> (fields, review reasons, diagnostics)``; one per worker."""
+    """Callable ``(lines per page, pages) -> Extraction``; one per worker."""
 
     def __init__(self, config: DocpipeConfig, chars: CharDict):
         ec = config.extraction
@@ -93,10 +102,10 @@ class ExtractionStage:
                 out[key] = rule_candidate(m, flat)
         return out
 
-    def __call__(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page]) -> tuple[dict, list[str], dict]:
+    def __call__(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page]) -> Extraction:
         today = date.today()
         model = self.model_candidates(lines, pages) if self.model is not None else {}
         rules = self.rules_candidates(lines, today) if self.method in ("rules", "hybrid") else {}
         first, second = (rules, model) if self.prefer == "rules" else (model, rules)
         cands = {k: [c for c in (first.get(k), second.get(k)) if c is not None] for k in FIELDS}
-        return self.assembler.assemble(cands, lines, today)
+        return Extraction(*self.assembler.assemble(cands, lines, today))

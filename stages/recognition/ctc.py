@@ -8,8 +8,6 @@ frame ``t``; class ``blank`` (0 for PP-OCR) is the CTC blank.
   a label *prefix* carrying the probability of all alignments that end in a blank (``p_b``) or in its
   last label (``p_nb``); alignments that collapse to the same prefix are merged. Optionally restricted
   to a set of permitted classes (charset constraint).
-* :func:`exhaustive_decode` / :func:`exhaustive_label_probs` - brute-force reference for tiny
-  problems (tests).
 * :class:`CharDict` - class index <-> character mapping of PP-OCR recognizers.
 """
 from __future__ import annotations
@@ -29,8 +27,6 @@ __all__ = [
     "CTCResult",
     "CharDict",
     "beam_search_topn",
-    "exhaustive_decode",
-    "exhaustive_label_probs",
     "greedy_decode",
     "line_score",
     "prefix_beam_search",
@@ -42,7 +38,6 @@ Allowed = Optional[Union[Iterable[int], np.ndarray]]
 # (parent node or None, label, peak probability, peak frame).
 _Node = Optional[tuple]
 
-_EXHAUSTIVE_MAX_PATHS = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -329,60 +324,6 @@ def beam_search_topn(
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
     return _prefix_search(probs, max(beam_width, n), blank, allowed, prune, max_candidates)[:n]
-
-
-# ----------------------------------------------------------------------------------------- exhaustive
-
-
-def exhaustive_label_probs(
-    probs: np.ndarray, blank: int = 0, allowed: Allowed = None
-) -> dict[tuple[int, ...], float]:
-    """Probability of every label sequence reachable by a path of length T, by enumerating all paths.
-
-    Only for tiny problems (at most 2**20 paths). With ``allowed``, paths use permitted classes and the
-    blank only.
-    """
-    arr = _check_probs(probs, blank).astype(np.float64)
-    t_len, n_cls = arr.shape
-    emit = _emission_classes(n_cls, blank, allowed)
-    classes = np.arange(n_cls) if emit is None else np.concatenate(([blank], emit))
-    classes = np.unique(classes)
-    k = classes.size
-    if t_len == 0:
-        return {(): 1.0}
-    if k ** t_len > _EXHAUSTIVE_MAX_PATHS:
-        raise ValueError(f"too many paths for exhaustive decoding: {k}**{t_len}")
-    # all paths as (N, T) class indices
-    grid = np.indices((k,) * t_len).reshape(t_len, -1).T
-    paths = classes[grid]
-    path_p = arr[np.arange(t_len)[None, :], paths].prod(axis=1)
-    # collapse: keep non-blank labels that differ from the previous frame
-    keep = paths != blank
-    keep[:, 1:] &= paths[:, 1:] != paths[:, :-1]
-    # encode each collapsed sequence with digits 1..k-1 in base k (unique since no digit is 0)
-    digit = np.searchsorted(np.sort(classes[classes != blank]), paths) + 1
-    rank = np.cumsum(keep, axis=1) - 1
-    codes = np.where(keep, digit * (k ** np.clip(rank, 0, None)), 0).sum(axis=1)
-    uniq, inv = np.unique(codes, return_inverse=True)
-    sums = np.bincount(inv.ravel(), weights=path_p, minlength=uniq.size)
-    nonblank = np.sort(classes[classes != blank])
-    out: dict[tuple[int, ...], float] = {}
-    for code, p in zip(uniq.tolist(), sums.tolist()):
-        labels = []
-        while code:
-            code, d = divmod(code, k)
-            labels.append(int(nonblank[d - 1]))
-        out[tuple(labels)] = float(p)
-    return out
-
-
-def exhaustive_decode(
-    probs: np.ndarray, blank: int = 0, allowed: Allowed = None
-) -> tuple[tuple[int, ...], float]:
-    """Most probable label sequence and its probability (not log), by enumerating all paths."""
-    table = exhaustive_label_probs(probs, blank, allowed)
-    best = max(table.items(), key=lambda kv: kv[1])
-    return best[0], best[1]
 
 
 # --------------------------------------------------------------------------------------------- charset

@@ -7,7 +7,7 @@ import numpy as np
 
 from stages.contracts.registry import resolve_model
 from stages.contracts.config import PredictorConfig, RecognitionConfig
-from stages.predictor import PaddleRunner
+from stages.predictor import PaddlePredictor
 from stages.recognition.crop import resize_to_bucket
 
 _CLS_HEIGHT, _CLS_WIDTH = 48, 192
@@ -16,13 +16,13 @@ _CLS_HEIGHT, _CLS_WIDTH = 48, 192
 class OrientationClassifier:
     def __init__(self, cfg: RecognitionConfig, predictor_cfg: PredictorConfig):
         self.cfg = cfg
-        self.runner = PaddleRunner(resolve_model(cfg.cls_model, "cls", cfg.cls_model_dir), predictor_cfg)
+        self.runner = PaddlePredictor(resolve_model(cfg.cls_model, "cls", cfg.cls_model_dir), predictor_cfg)
 
     def flipped_probs(self, crops: Sequence[np.ndarray], batch_size: int | None = None) -> np.ndarray:
         """Probability that each crop is upside down (N,). Batches have ``batch_size`` rows (default
-        ``recognition.batch_size``), partial ones padded: one input shape per batch size."""
+        ``recognition.cls_batch_size``), partial ones padded: one input shape per batch size."""
         out = np.zeros(len(crops), np.float32)
-        bs = batch_size or self.cfg.batch_size
+        bs = batch_size or self.cfg.cls_batch_size
         for start in range(0, len(crops), bs):
             chunk = crops[start : start + bs]
             x = np.zeros((bs, 3, _CLS_HEIGHT, _CLS_WIDTH), np.float32)  # one shape: bounded memory

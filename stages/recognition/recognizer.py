@@ -8,7 +8,7 @@ import numpy as np
 
 from stages.contracts.registry import resolve_model
 from stages.contracts.config import PredictorConfig, RecognitionConfig
-from stages.predictor import PaddleRunner
+from stages.predictor import PaddlePredictor
 from stages.recognition.crop import resize_to_bucket, resize_to_height, target_width
 from stages.recognition.ctc import CharDict, CTCResult, greedy_decode, prefix_beam_search
 from stages.recognition.packing import Placement, frame_span, pack_rows
@@ -43,7 +43,7 @@ class TextRecognizer:
         self.model = resolve_model(cfg.model, "rec", cfg.model_dir, cfg.dict_path)
         assert self.model.characters is not None
         self.chars = CharDict.from_chars(self.model.characters, use_space_char=True)
-        self.runner = PaddleRunner(self.model, predictor_cfg, exec_stream)
+        self.runner = PaddlePredictor(self.model, predictor_cfg, exec_stream)
         self.always_keep: Optional[np.ndarray] = None
         self.classifier = None
         if cfg.use_cls:

@@ -78,11 +78,11 @@ def stream_pipeline(n_pages: int) -> dict:
 
 
 def paddle_engine(n_pages: int) -> dict:
-    from stages.contracts.config import DocpipeConfig
+    from stages.contracts.config import DocpipeConfig, with_overrides
     from pipeline.core.engine import Engine
 
     cfg = DocpipeConfig()
-    cfg = cfg.model_copy(update={"predictor": cfg.predictor.model_copy(update={"device": "gpu"})})
+    cfg = with_overrides(cfg, predictor={"device": "gpu"})
     pages = _pages(n_pages)
     with Engine(cfg) as eng:
         list(eng.extract_many(pages[:2]))

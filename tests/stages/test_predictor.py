@@ -9,7 +9,7 @@ import pytest
 from stages.contracts.registry import resolve_model
 from stages.contracts.config import PredictorConfig, RecognitionConfig
 from stages import predictor
-from stages.predictor import PaddleRunner, PredictorBuildError, native_stderr_captured, use_bf16
+from stages.predictor import PaddlePredictor, PredictorBuildError, native_stderr_captured, use_bf16
 from stages.recognition.recognizer import TextRecognizer
 from tests.conftest import text_image
 
@@ -94,7 +94,7 @@ def test_predictor_build_keeps_paddle_chatter_off_stderr(capfd, caplog, rec_mode
     if not predictor.cpu_has_fast_bf16():
         pytest.skip("this CPU has no fast bfloat16 (the pass that prints is not run)")
     caplog.set_level(logging.DEBUG, logger="stages.predictor")
-    PaddleRunner(rec_model, PredictorConfig(cpu_bf16="on"))
+    PaddlePredictor(rec_model, PredictorConfig(cpu_bf16="on"))
     assert "bfloat16" not in capfd.readouterr().err
     debug = [r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG]
     assert any("marked" in m and "bfloat16" in m for m in debug)

@@ -10,7 +10,7 @@ import cv2
 import psutil
 import pytest
 
-from stages.contracts.config import DocpipeConfig
+from stages.contracts.config import DocpipeConfig, with_overrides
 from pipeline.core.engine import Engine, _collect_batch, _Task
 from tests.conftest import text_image
 
@@ -19,8 +19,7 @@ pytestmark = pytest.mark.slow
 
 def _config(**engine) -> DocpipeConfig:
     cfg = DocpipeConfig()
-    pred = cfg.predictor.model_copy(update={"cpu_threads": 1})
-    return cfg.model_copy(update={"predictor": pred, "engine": cfg.engine.model_copy(update=engine)})
+    return with_overrides(cfg, predictor={"cpu_threads": 1}, engine=engine)
 
 
 def _png(lines: list[str]) -> bytes:

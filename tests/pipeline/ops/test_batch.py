@@ -1,5 +1,5 @@
 """docpipe batch: output layout, bad inputs, resume, exit codes, progress, SIGTERM; plus an end-to-end run on
-the real Engine. The CLI tests use ``--processor decode-only``; the others pass a light test processor to
+the real Engine. The CLI tests use ``--backend decode-only``; the others pass a light test backend to
 ``run_batch`` so that they stay fast."""
 from __future__ import annotations
 
@@ -23,13 +23,14 @@ from pipeline import cli
 from pipeline.ops.batch import BatchInterrupted, find_inputs, run_batch
 from stages.contracts.config import DocpipeConfig
 from pipeline.ops.fsutil import UnsafePathError, safe_child, unique_base
-from pipeline.ops.runner import PROCESSORS, error_record, field_keys
+from pipeline.ops.backends import BACKENDS, error_record
+from stages.contracts.fields import FIELD_KEYS
 from pipeline.core.sources import DecodeError, load_pages
 from tests.pipeline.helpers import SharedEngine, encode, png_with_declared_size, slow_pdf
 
 ROOT = Path(__file__).resolve().parents[3]
 
-# ------------------------------------------------------------------------------- test processors
+# ------------------------------------------------------------------------------- test backends
 
 CALLS: list[str] = []  # every source any DecodeProcessor was given, in order
 
@@ -53,7 +54,7 @@ def decode_record(source: str, config: DocpipeConfig) -> dict:
 
 
 class DecodeProcessor:
-    """A processor (see pipeline.ops.runner.Processor) that only decodes."""
+    """A backend (see pipeline.ops.backends.Processor) that only decodes."""
 
     interrupt_after: int | None = None  # raise KeyboardInterrupt after this many results
 
@@ -148,7 +149,7 @@ def digest(data: bytes) -> str:
 
 
 def main(*args: str) -> int:
-    return cli.main(["batch", *args, "--processor", "decode-only"])
+    return cli.main(["batch", *args, "--backend", "decode-only"])
 
 
 def summary_line(text: str) -> str:
@@ -166,11 +167,11 @@ def test_find_inputs(tmp_path: Path) -> None:
 
 
 def test_directory_output_mirrors_the_tree(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Through the CLI with ``--processor decode-only``: every good input needs review (nothing was read)."""
+    """Through the CLI with ``--backend decode-only``: every good input needs review (nothing was read)."""
     src, out = tmp_path / "in", tmp_path / "out"
     make_tree(src)
     assert main(str(src), "--out", str(out)) == 1  # bad inputs -> exit 1, but every input has a record
-    nulls = {key: None for key in field_keys()}
+    nulls = {key: None for key in FIELD_KEYS}
     for rel in [*GOOD, *BAD]:
         record = json.loads((out / (rel + ".json")).read_text(encoding="utf-8"))
         assert record["schema_version"] == "1" and record["source"] == rel
@@ -215,7 +216,7 @@ def test_resume_after_interruption_dir(
     assert sum(e.value.summary.processed.values()) == 3
     first = list(CALLS)
     CALLS.clear()
-    monkeypatch.setitem(PROCESSORS, "decode-only", InterruptingProcessor)  # Ctrl-C after 3 inputs
+    monkeypatch.setitem(BACKENDS, "decode-only", InterruptingProcessor)  # Ctrl-C after 3 inputs
     assert main(str(src), "--out", str(out)) == 130
     monkeypatch.undo()
     second = list(CALLS)
@@ -266,9 +267,9 @@ def test_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "file").write_text("x")
     assert main(str(good), "--out", str(tmp_path / "file")) == 2
     assert cli.main(["batch", str(good)]) == 2  # --out is required
-    # only the registered processors can be named (no importing a module by name)
+    # only the registered backends can be named (no importing a module by name)
     for name in ("nope", "pipeline.core.engine:Engine", f"{__name__}:DecodeProcessor"):
-        assert cli.main(["batch", str(good), "--out", str(tmp_path / "o3"), "--processor", name]) == 2
+        assert cli.main(["batch", str(good), "--out", str(tmp_path / "o3"), "--backend", name]) == 2
     assert not (tmp_path / "o3").exists()
     bad_cfg = tmp_path / "bad.yaml"
     bad_cfg.write_text("no_such_section: 1\n")
@@ -348,7 +349,7 @@ def test_sigterm_finishes_in_flight_and_resumes(tmp_path: Path, capsys: pytest.C
     for name, data in inputs.items():
         (src / name).write_bytes(data)
     log = tmp_path / "batch.log"
-    cmd = [sys.executable, "-m", "pipeline.cli", "batch", str(src), "--out", str(out), "--processor", "decode-only"]
+    cmd = [sys.executable, "-m", "pipeline.cli", "batch", str(src), "--out", str(out), "--backend", "decode-only"]
     with open(log, "wb") as err:
         proc = subprocess.Popen(cmd, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
                                 stdout=subprocess.DEVNULL, stderr=err)
@@ -426,7 +427,7 @@ def test_sigterm_with_real_engine(tmp_path: Path, engine) -> None:
         (src / name).write_bytes(data)
     cfg = tmp_path / "engine.yaml"
     cfg.write_text("engine:\n  max_batch: 1\n  queue_size: 1\n")
-    cmd = [sys.executable, "-m", "pipeline.cli", "batch", str(src), "--out", str(out), "--processor", "engine",
+    cmd = [sys.executable, "-m", "pipeline.cli", "batch", str(src), "--out", str(out), "--backend", "engine",
            "--workers", "1", "--config", str(cfg)]
     log = tmp_path / "batch.log"
     with open(log, "wb") as err:

@@ -1,7 +1,7 @@
 """docpipe watch: discovery, completeness, ignore rules, outputs, and crash safety.
 
 Crash safety is checked two ways: every filesystem step of the journal is made to "crash" in turn
-(in-process, deterministic), and a real subprocess (``--processor decode-only`` over PDFs that take about
+(in-process, deterministic), and a real subprocess (``--backend decode-only`` over PDFs that take about
 0.1 s each to render) is SIGKILLed mid-batch and restarted."""
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from PIL import Image
 from pipeline import cli
 from stages.contracts.config import DocpipeConfig
 from pipeline.ops.journal import JobStore
-from pipeline.ops.runner import error_record
+from pipeline.ops.backends import error_record
 from pipeline.core.sources import DecodeError, load_pages
 from pipeline.ops.watcher import Watcher, WatchOptions
 from tests.pipeline.helpers import SharedEngine, encode, slow_pdf
@@ -36,7 +36,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 
 
-# ------------------------------------------------------------------------------- test processor
+# ------------------------------------------------------------------------------- test backend
 
 
 class LightProcessor:
@@ -85,7 +85,7 @@ def make_dirs(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def options(inbox: Path, outbox: Path, **kw) -> WatchOptions:
-    kw.setdefault("processor", LightProcessor)
+    kw.setdefault("backend", LightProcessor)
     return WatchOptions(inbox=inbox, outbox=outbox, archive=inbox / ".done", failed=inbox / ".failed", **kw)
 
 
@@ -219,7 +219,7 @@ def test_custom_archive_and_failed_dirs(tmp_path: Path) -> None:
     (inbox / "b.pdf").write_text("nope")
     rc = cli.main(["watch", str(inbox), "--out", str(outbox), "--archive", str(tmp_path / "arch"),
                    "--failed-dir", str(tmp_path / "bad"), "--once", "--settle", "0",
-                   "--processor", "decode-only"])
+                   "--backend", "decode-only"])
     assert rc == 0
     assert (tmp_path / "arch" / "g.png").exists() and (outbox / "g.png.json").exists()
     assert (tmp_path / "bad" / "b.pdf").exists() and (tmp_path / "bad" / "b.pdf.error.json").exists()
@@ -231,15 +231,15 @@ def test_custom_archive_and_failed_dirs(tmp_path: Path) -> None:
 
 def test_usage_errors_and_single_instance(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     inbox, outbox = make_dirs(tmp_path)
-    base = ["--once", "--processor", "decode-only"]
+    base = ["--once", "--backend", "decode-only"]
     assert cli.main(["watch", str(tmp_path / "missing"), "--out", str(outbox), *base]) == 2
     assert cli.main(["watch", str(inbox), "--out", str(inbox), *base]) == 2
     with JobStore(inbox / ".docpipe"):  # another watcher holds the inbox
         assert cli.main(["watch", str(inbox), "--out", str(outbox), *base]) == 2
     assert "another watcher" in capsys.readouterr().err
     assert cli.main(["watch", str(inbox), "--out", str(outbox), *base]) == 0
-    # only the registered processors can be named (no importing a module by name)
-    assert cli.main(["watch", str(inbox), "--out", str(outbox), "--once", "--processor", "os:system"]) == 2
+    # only the registered backends can be named (no importing a module by name)
+    assert cli.main(["watch", str(inbox), "--out", str(outbox), "--once", "--backend", "os:system"]) == 2
     assert "invalid choice: 'os:system'" in capsys.readouterr().err
 
 
@@ -291,13 +291,13 @@ def test_crash_at_every_step_then_restart(tmp_path: Path, monkeypatch: pytest.Mo
         crashed = False
         with crash_at(step, monkeypatch):
             try:
-                Watcher(opts, config(max_batch=2), stream=io.StringIO()).run()
+                Watcher(opts, config(handoff_size=2), stream=io.StringIO()).run()
             except SimulatedCrash:
                 crashed = True
         if crashed:
             crashes += 1
             with crash_at(0, monkeypatch):  # no crash, but the same cheap fsync
-                assert Watcher(opts, config(max_batch=2), stream=io.StringIO()).run() == 0  # restart
+                assert Watcher(opts, config(handoff_size=2), stream=io.StringIO()).run() == 0  # restart
         check_exactly_once(inbox, outbox, inputs, failing={"bad.png"})
         shutil.rmtree(root)
         if not crashed:
@@ -310,10 +310,10 @@ def test_crash_at_every_step_then_restart(tmp_path: Path, monkeypatch: pytest.Mo
 
 def spawn(inbox: Path, outbox: Path, log: Path, *extra: str) -> subprocess.Popen:
     cfg = inbox.parent / "watch.yaml"
-    cfg.write_text("watch:\n  max_batch: 4\n  status_interval_s: 0.5\n  stable_interval_s: 0\n")
+    cfg.write_text("watch:\n  handoff_size: 4\n  status_interval_s: 0.5\n  stable_interval_s: 0\n")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     cmd = [sys.executable, "-m", "pipeline.cli", "watch", str(inbox), "--out", str(outbox), "--config", str(cfg),
-           "--processor", "decode-only", *extra]
+           "--backend", "decode-only", *extra]
     return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=open(log, "ab"))
 
 
@@ -382,7 +382,7 @@ def test_watch_end_to_end_with_real_engine(tmp_path: Path, engine) -> None:
     inputs = {"保单 1.png": buf.tobytes(), "empty.jpg": b"", "text.pdf": b"plain text"}
     for name, data in inputs.items():
         (inbox / name).write_bytes(data)
-    opts = options(inbox, outbox, once=True, processor=lambda cfg: SharedEngine(engine))
+    opts = options(inbox, outbox, once=True, backend=lambda cfg: SharedEngine(engine))
     assert Watcher(opts, config(), stream=io.StringIO()).run() == 0
     check_exactly_once(inbox, outbox, inputs, failing={"empty.jpg", "text.pdf"})
     record = json.loads((outbox / "保单 1.png.json").read_text(encoding="utf-8"))

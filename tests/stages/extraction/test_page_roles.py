@@ -10,6 +10,7 @@ import pytest
 
 from stages.contracts.types import Page, TextLine
 from stages.extraction.page_roles import RoleAwareFields, page_role
+from stages.extraction.stage import Extraction
 
 
 def _lines(texts: list[str]) -> list[TextLine]:
@@ -38,15 +39,15 @@ class _Recorder:
 
     def __call__(self, lines, pages):
         self.offered = [[ln.text for ln in page] for page in lines]
-        return {}, [], {}
+        return Extraction({}, [], {})
 
 
 def test_letter_and_terms_are_hidden_only_beside_a_schedule() -> None:
     inner = _Recorder()
     stage = RoleAwareFields(inner)
     pages = [Page(i, np.zeros((8, 8, 3), np.uint8)) for i in range(3)]
-    _, _, diag = stage([_lines(LETTER), _lines(SCHEDULE), _lines(TERMS)], pages)
-    assert inner.offered == [[], SCHEDULE, []] and diag["page_roles"] == ["letter", "schedule", "terms"]
+    found = stage([_lines(LETTER), _lines(SCHEDULE), _lines(TERMS)], pages)
+    assert inner.offered == [[], SCHEDULE, []] and found.diagnostics["page_roles"] == ["letter", "schedule", "terms"]
     stage([_lines(LETTER)], pages[:1])  # a single page is read as it is, whatever it looks like
     assert inner.offered == [LETTER]
     stage([_lines(LETTER), _lines(TERMS)], pages[:2])  # no schedule: nothing is hidden

@@ -11,12 +11,11 @@ from stages.recognition.ctc import (
     CharDict,
     CTCResult,
     beam_search_topn,
-    exhaustive_decode,
-    exhaustive_label_probs,
     greedy_decode,
     line_score,
     prefix_beam_search,
 )
+from tests.stages.recognition.ctc_reference import exhaustive_decode, exhaustive_label_probs
 
 WIDE = 4096  # wider than the number of distinct prefixes of any small problem below
 

@@ -1,4 +1,4 @@
-"""Benchmark runners. Each runs in its own subprocess (``python -m pipeline.tools.bench_runners NAME SPEC``) so
+"""Benchmark runners. Each runs in its own subprocess (``python -m pipeline.tools.bench_engines NAME SPEC``) so
 that peak memory is measured per engine, and prints one JSON line: pages/s, per-page OCR lines, peak RSS.
 
 Peers use the same PP-OCRv4 det/rec weights (ONNX copies in rapidocr-onnxruntime)."""
@@ -67,12 +67,12 @@ def _lines_of_result(result: dict) -> list[list[tuple[str, list]]]:
 
 
 def _docpipe_config(spec: RunSpec, **engine: Any):
-    from stages.contracts.config import load_config
+    from stages.contracts.config import load_config, with_overrides
 
     cfg = load_config(spec.config)
-    cfg = cfg.model_copy(update={"predictor": cfg.predictor.model_copy(update={"cpu_threads": spec.threads})})
+    cfg = with_overrides(cfg, predictor={"cpu_threads": spec.threads})
     if engine:
-        cfg = cfg.model_copy(update={"engine": cfg.engine.model_copy(update=engine)})
+        cfg = with_overrides(cfg, engine=engine)
     return cfg
 
 

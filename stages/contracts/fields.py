@@ -1,0 +1,38 @@
+"""The output fields of DESIGN §5 as a contract: every key in schema order, its Chinese label, its kind and
+whether a policy must have it. Normalizers and OCR charsets live with the extraction stage."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+FieldKind = Literal["code", "text", "name", "beneficiary", "id_number", "phone", "amount", "date"]
+
+
+@dataclass(frozen=True)
+class FieldInfo:
+    key: str
+    label_zh: str
+    kind: FieldKind
+    required: bool  # a policy cannot be processed without it: missing -> needs_review
+
+
+# In DESIGN §5 order.
+FIELD_INFO: tuple[FieldInfo, ...] = (
+    FieldInfo("policy_number", "保险单号", "code", True),
+    FieldInfo("insurer", "保险公司", "text", True),
+    FieldInfo("product_name", "险种名称", "text", True),
+    FieldInfo("policyholder_name", "投保人", "name", True),
+    FieldInfo("policyholder_id_number", "投保人身份证号", "id_number", True),
+    FieldInfo("policyholder_phone", "投保人联系电话", "phone", False),
+    FieldInfo("policyholder_address", "投保人通讯地址", "text", False),
+    FieldInfo("insured_name", "被保险人", "name", True),
+    FieldInfo("insured_id_number", "被保险人身份证号", "id_number", True),
+    FieldInfo("beneficiary_name", "受益人", "beneficiary", False),
+    FieldInfo("sum_insured", "保险金额", "amount", True),
+    FieldInfo("premium", "保险费", "amount", True),
+    FieldInfo("effective_date", "生效日期", "date", True),
+    FieldInfo("expiry_date", "满期日期", "date", True),
+    FieldInfo("issue_date", "签单日期", "date", False),
+)
+
+FIELD_KEYS: tuple[str, ...] = tuple(f.key for f in FIELD_INFO)
