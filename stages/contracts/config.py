@@ -127,6 +127,10 @@ class NormalizeConfig(_Strict):
     # grey levels between the paper just inside the outline and the background just outside
     boundary_min_contrast: float = Field(30.0, ge=0)
     flatten_light: bool = True  # divide out shadows and light gradients of a rectified photo
+    # binarised pages (faxes): upscale by this much with cubic interpolation before detection (1.0 = off),
+    # then blur with this sigma in pixels of the upscaled page (0 = off)
+    fax_upscale: float = Field(1.0, ge=1.0, le=4.0)
+    fax_blur: float = Field(0.0, ge=0.0)
     orientation: bool = True
     # a box is elongated when its long side is at least this many times its short side
     elongation: float = Field(1.5, ge=1.0)

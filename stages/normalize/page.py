@@ -10,6 +10,7 @@ from typing import Sequence
 from stages.contracts.config import NormalizeConfig, PredictorConfig, RecognitionConfig
 from stages.contracts.types import Page, StageError, TextBox
 from stages.normalize.boundary import normalize_boundary
+from stages.normalize.fax import normalize_fax
 from stages.normalize.orientation import Detect, PageOrienter
 
 log = logging.getLogger(__name__)
@@ -28,21 +29,22 @@ class PageNormalizer:
         self.cfg = cfg
         self.orienter = PageOrienter(cfg, rec_cfg, predictor_cfg) if cfg.orientation else None
 
-    def boundary(self, pages: Sequence[Page]) -> list[Page]:
-        if not self.cfg.boundary:
-            return list(pages)
+    def before_detection(self, pages: Sequence[Page]) -> list[Page]:
+        """Photographed sheets rectified, binarised pages resampled; other pages as given."""
         out = []
         for page in pages:
             try:
-                out.append(normalize_boundary(page, self.cfg))
-            except Exception as exc:  # per page: a failed boundary search leaves the page as given
-                log.warning("boundary search failed on page %d: %s", page.index, exc)
-                out.append(page)
+                if self.cfg.boundary:
+                    page = normalize_boundary(page, self.cfg)
+                page = normalize_fax(page, self.cfg)
+            except Exception as exc:  # per page: a failed step leaves the page as it was
+                log.warning("page normalization failed on page %d: %s", page.index, exc)
+            out.append(page)
         return out
 
     def detect(self, pages: Sequence[Page], detect: Detect) -> Normalized:
         t0 = time.perf_counter()
-        pages = self.boundary(pages)
+        pages = self.before_detection(pages)
         t1 = time.perf_counter()
         boxes = detect([p.image for p in pages])
         t2 = time.perf_counter()
