@@ -125,7 +125,7 @@ class NormalizeConfig(_Strict):
     # a scan's paper fills the image; a photographed sheet covers less (scans with a skew border stay as given)
     boundary_max_area: float = Field(0.85, gt=0, le=1)
     # grey levels between the paper just inside the outline and the background just outside
-    boundary_min_contrast: float = Field(30.0, ge=0)
+    boundary_min_contrast: float = Field(40.0, ge=0)
     flatten_light: bool = True  # divide out shadows and light gradients of a rectified photo
     # binarised pages (faxes): upscale by this much with cubic interpolation before detection (1.0 = off),
     # then blur with this sigma in pixels of the upscaled page (0 = off)
