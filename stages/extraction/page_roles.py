@@ -34,13 +34,15 @@ def page_role(lines: Sequence[TextLine]) -> str:
     short_labels = sum(1 for t in texts if len(t) <= 24 and any(w in t for w in _SCHEDULE_WORDS))
     terms = articles >= 2 or any(m in head for m in _TERMS_MARKS[:1])
     letter = any(m in head for m in _LETTER_MARKS) or sum(1 for t in texts if any(m in t for m in _LETTER_MARKS[:3])) >= 2
-    if short_labels >= 6 and not (articles >= 3):
+    if short_labels >= 6 and articles < 3:  # a form or table of labels and values
         return "schedule"
     if terms:
         return "terms"
     if letter:
         return "letter"
-    return "schedule" if short_labels >= 4 else "other"
+    # a narrative schedule ("兹有投保人……") names the fields in sentences rather than in short labels
+    words = sum(1 for w in _SCHEDULE_WORDS if any(w in t for t in texts))
+    return "schedule" if short_labels >= 4 or words >= 6 else "other"
 
 
 class RoleAwareFields:

@@ -31,6 +31,10 @@ def test_roles_of_letter_terms_and_schedule() -> None:
     assert page_role(_lines(TERMS)) == "terms"
     assert page_role(_lines(SCHEDULE)) == "schedule"
     assert page_role(_lines(["附件", "影像资料"])) == "other"
+    narrative = ["人身保险单", "兹有投保人王芳（身份证号码：110105199003074512，联系电话13800138000）以本人为被保险人，",
+                 "向本公司投保福寿安康终身寿险，保险金额为人民币伍拾万元整，年交保险费人民币陆仟元整，",
+                 "保险期间自2026年1月1日零时起至终身，受益人为法定。", "签单日期：2025年12月20日"]
+    assert page_role(_lines(narrative)) == "schedule"
 
 
 class _Recorder:
