@@ -128,9 +128,10 @@ class NormalizeConfig(_Strict):
     boundary_min_contrast: float = Field(40.0, ge=0)
     flatten_light: bool = True  # divide out shadows and light gradients of a rectified photo
     # binarised pages (faxes): upscale by this much with cubic interpolation before detection (1.0 = off),
-    # then blur with this sigma in pixels of the upscaled page (0 = off)
+    # then blur with this sigma in pixels of the upscaled page (0 = off); chosen on a dev split of faxes
+    # (docs/real_world_pages.md): blur 1.0 fixed the most fields, upscaling made them worse
     fax_upscale: float = Field(1.0, ge=1.0, le=4.0)
-    fax_blur: float = Field(0.0, ge=0.0)
+    fax_blur: float = Field(1.0, ge=0.0)
     orientation: bool = True
     # a box is elongated when its long side is at least this many times its short side
     elongation: float = Field(1.5, ge=1.0)

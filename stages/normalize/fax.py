@@ -2,8 +2,8 @@
 
 A fax is black and white with jagged strokes; the detector and recognizer were trained on grey, anti-aliased
 text. A page is treated as binarised when almost all of its pixels are near black or near white; it is then
-upscaled by ``fax_upscale`` with cubic interpolation (which also anti-aliases), the scale recorded in the
-page's transform so polygons map back.
+smoothed (``fax_blur``, a Gaussian) and optionally upscaled (``fax_upscale``, cubic), any scale recorded in the
+page's transform so polygons map back. Measured on dev faxes, smoothing helps and upscaling does not.
 """
 from __future__ import annotations
 
