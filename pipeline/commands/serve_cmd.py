@@ -57,6 +57,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if sc.json_logs:
         use_json_logs()
+    # Paddle installs C++ handlers for SIGTERM/SIGINT when first imported; import it before uvicorn installs
+    # its own, or a SIGTERM arriving after the models load would kill the process without a graceful stop.
+    import paddle  # noqa: F401
     uvicorn.run(app, host=sc.host, port=sc.port, log_config=None, access_log=False,
                 timeout_graceful_shutdown=30)
     return 0

@@ -232,6 +232,7 @@ class JobStore:
             corr = self._db.execute("SELECT id, created, fields FROM corrections WHERE job_id=? AND idx=? ORDER BY id",
                                     (job_id, idx)).fetchall()
         out = dict(r)
+        out["index"] = out.pop("idx")
         out["result"] = json.loads(r["result"]) if r["result"] else None
         out["corrections"] = [{"id": c["id"], "created": c["created"], "fields": json.loads(c["fields"])} for c in corr]
         return out

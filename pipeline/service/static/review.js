@@ -166,7 +166,7 @@ function drawOverlay(pg) {
 
 function activate(key, focusInput) {
   state.active = key;
-  document.querySelectorAll(".field").forEach((b) => b.classList.toggle("active", b.dataset.key === key));
+  document.querySelectorAll("#fields .field").forEach((b) => b.classList.toggle("active", b.dataset.key === key));
   document.querySelectorAll("#overlay polygon.field").forEach((p) =>
     p.classList.toggle("active", p.dataset.key === key));
   const f = state.doc.result.fields[key];
