@@ -12,6 +12,7 @@ from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.concurrency import run_in_threadpool
 
+from pipeline.core.engine import EngineError
 from pipeline.service.errors import ServiceError
 from pipeline.service.limits import MULTIPART_OVERHEAD, read_documents
 
@@ -62,7 +63,12 @@ async def extract(request: Request):
         svc.admission.release()
         raise
     fut.add_done_callback(lambda _f: svc.admission.release())
-    result = await asyncio.wrap_future(fut)
+    try:
+        # shielded: a client that disconnects does not cancel the engine's future, so the admission slot is
+        # released only when the engine has really finished the document
+        result = await asyncio.shield(asyncio.wrap_future(fut))
+    except EngineError as exc:
+        raise ServiceError(503, "EngineStopped", str(exc), retry_after=svc.config.service.retry_after_s) from exc
     sha = hashlib.sha256(data).hexdigest()
     svc.record(result, time.perf_counter() - t0, request_id=request.state.request_id, sha256=sha)
     return JSONResponse(result)
