@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 import uuid
 from contextlib import asynccontextmanager
@@ -113,11 +114,12 @@ def create_app(config: DocpipeConfig, *, host: Optional[str] = None, engine: Any
         interrupted = store.recover()
         log.info("job store opened", extra={"interrupted": interrupted})
         holder.start()
-        import threading
 
         def when_ready():
-            if holder.wait():
-                size_admission()
+            while not holder.wait(1.0):
+                if holder.error:
+                    return
+            size_admission()
 
         threading.Thread(target=when_ready, daemon=True, name="docpipe-admission").start()
         runner.start()

@@ -36,7 +36,7 @@ def _svc(request: Request):
 
 
 def _ready_engine(svc):
-    if not svc.holder.ready:
+    if not svc.holder.ready or not svc.admission.capacity:
         detail = svc.holder.error or "the models are still loading"
         raise ServiceError(503, "NotReady", detail, retry_after=svc.config.service.retry_after_s)
     return svc.holder.engine
@@ -126,7 +126,7 @@ async def healthz():
 @router.get("/readyz", summary="The models are loaded and the engine takes work")
 async def readyz(request: Request):
     svc = _svc(request)
-    if svc.holder.ready:
+    if svc.holder.ready and svc.admission.capacity:
         return {"status": "ready", "capacity": svc.admission.capacity}
     detail = svc.holder.error or "loading models"
     raise ServiceError(503, "NotReady", detail, retry_after=svc.config.service.retry_after_s)
