@@ -177,7 +177,7 @@ def main() -> int:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 report["server_exit_code"] = "killed"
-            report["server_graceful_shutdown"] = "Application shutdown complete" in (work / "server.log").read_text()
+            report["server_graceful_shutdown"] = '"event": "service stopped"' in (work / "server.log").read_text()
         if args.batch:
             small, large = run_batch(pages, 1, args.config, work), run_batch(pages, 3, args.config, work)
             steady = (large["pages"] - small["pages"]) / (large["wall_s"] - small["wall_s"])

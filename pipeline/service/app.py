@@ -129,6 +129,7 @@ def create_app(config: DocpipeConfig, *, host: Optional[str] = None, engine: Any
             runner.stop()
             holder.close()
             store.close()
+            log.info("service stopped")
 
     app = FastAPI(title="docpipe", version="1", lifespan=lifespan,
                   description="OCR -> NER extraction of Chinese insurance policies (schema-v1 results). See docs/service.md.")
