@@ -28,6 +28,9 @@ async def counted(stream: AsyncIterator[bytes], limit: int) -> AsyncIterator[byt
 async def read_documents(request: Request, *, file_limit: int, body_limit: int, max_files: int) -> list[tuple[str, bytes]]:
     """The documents of a request: every file part of a multipart form, or the raw body (named by the
     ``filename`` query parameter or ``X-Filename`` header). Each file is held to ``file_limit`` bytes."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > body_limit:  # refused before reading; chunked bodies are counted below
+        raise ServiceError(413, "PayloadTooLarge", f"request body is over the limit of {body_limit} bytes")
     ctype = request.headers.get("content-type", "")
     if ctype.startswith("multipart/form-data"):
         parser = MultiPartParser(request.headers, counted(request.stream(), body_limit),

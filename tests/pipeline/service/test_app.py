@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import httpx
 import pytest
@@ -87,10 +88,12 @@ def test_413_on_chunked_upload_over_the_limit(inline_engine, tmp_path):
             assert r.status_code == 413, (path, r.status_code, r.text)
             assert r.json()["errors"][0]["type"] == "PayloadTooLarge"
         assert "content-length" not in c.build_request("POST", "/", content=chunks()).headers
+        declared = c.post("/v1/extract", content=b"\0" * 60_000)  # with Content-Length: refused unread
+        assert declared.status_code == 413
         ok = c.post("/v1/extract", content=small_page())  # under the limit still works
         assert ok.status_code == 200
         metrics = metric_values(c.get("/metrics").text)
-        assert metrics[("docpipe_rejected_total", (("reason", "PayloadTooLarge"),))] == 2
+        assert metrics[("docpipe_rejected_total", (("reason", "PayloadTooLarge"),))] == 3
 
 
 def test_token_required_on_non_loopback_bind(inline_engine, tmp_path):
@@ -163,3 +166,25 @@ def test_metrics_count_real_requests(inline_engine, tmp_path):
         reasons = [k for k in m if k[0] == "docpipe_review_reasons_total"]
         assert reasons and all(dict(k[1])["field"] in set(app.state.svc.field_keys) | {"decode", ""} for k in reasons)
         assert "张三" not in text and "garbage" not in text
+
+
+def test_event_loop_stays_free_while_documents_are_processed(inline_engine, tmp_path):
+    """While a synchronous extraction is inside the engine, other requests are answered (ordering, not timing)."""
+    app = create_app(service_config(tmp_path), engine=inline_engine)
+    page = (SAMPLES / "test_00000.jpg").read_bytes()
+    done = threading.Event()
+    with live_server(app) as url, httpx.Client(base_url=url, timeout=300) as c:
+        def slow():
+            with httpx.Client(base_url=url, timeout=300) as c2:
+                assert c2.post("/v1/extract", content=page).status_code == 200
+            done.set()
+
+        t = threading.Thread(target=slow)
+        t.start()
+        while app.state.svc.admission.used == 0 and not done.is_set():
+            time.sleep(0.005)
+        answers = [c.get("/healthz").status_code, c.get("/metrics").status_code, c.get("/v1/review/queue").status_code]
+        in_flight = not done.is_set()
+        t.join()
+        assert answers == [200, 200, 200]
+        assert in_flight, "the page finished before the other requests were answered"
