@@ -87,19 +87,17 @@ def create_app(config: DocpipeConfig, *, host: Optional[str] = None, engine: Any
                           engine=engine)
     store = JobStore(Path(sc.data_dir) / DB_NAME, field_keys)
     admission = Admission(0)
-    svc_box: dict[str, Service] = {}
 
     def depths() -> dict[str, int]:
         return {"engine": holder.queue_depth(), "in_flight": admission.used, "jobs": store.queued_documents()}
 
     metrics = ServiceMetrics(field_keys, depths)
 
-    def on_job_result(doc: Claimed, result: dict, seconds: float) -> None:
-        svc_box["svc"].record(result, seconds, job_id=doc.job_id, doc_index=doc.idx, sha256=doc.sha256)
+    def on_job_result(doc: Claimed, result: dict, seconds: float) -> None:  # runs once svc exists
+        svc.record(result, seconds, job_id=doc.job_id, doc_index=doc.idx, sha256=doc.sha256)
 
     runner = JobRunner(store, holder, admission, cap=0, on_result=on_job_result, retention_s=sc.retention_hours * 3600)
     svc = Service(config, store, holder, admission, metrics, runner, auth, field_keys)
-    svc_box["svc"] = svc
 
     def size_admission() -> None:
         """Once the engine is up: the admission capacity and the job runner's share of it."""
