@@ -191,6 +191,28 @@ class WatchConfig(_Strict):
     )
 
 
+class ServiceConfig(_Strict):
+    """``docpipe serve``: bind address, auth, job store, retention and admission limits (docs/service.md)."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(8000, ge=0, le=65535)
+    # bearer token; the DOCPIPE_TOKEN environment variable wins over this. Required on a non-loopback bind.
+    token: Optional[str] = None
+    data_dir: Path = Path("docpipe-service")  # jobs.sqlite3 (inputs, results, corrections) lives here
+    retention_hours: float = Field(24.0, gt=0, description="finished jobs and their inputs are deleted after this")
+    max_documents_per_job: int = Field(100, ge=1)
+    max_request_bytes: int = Field(512 * 1024 * 1024, ge=1, description="whole POST /v1/jobs body")
+    # documents accepted into jobs but not finished; beyond this POST /v1/jobs answers 503
+    max_queued_documents: int = Field(1000, ge=1)
+    # documents the service keeps inside the engine at once (sync + jobs); 0 = the engine's own bound
+    # (queue_size + workers x 2 x max_batch). Beyond it POST /v1/extract answers 429.
+    max_in_flight: int = Field(0, ge=0)
+    # of those, at most this many come from jobs, so synchronous calls are not starved; 0 = workers x 2 x max_batch
+    job_in_flight: int = Field(0, ge=0)
+    retry_after_s: int = Field(2, ge=1, description="Retry-After on 202/429/503 answers")
+    json_logs: bool = True
+
+
 class DocpipeConfig(_Strict):
     predictor: PredictorConfig = PredictorConfig()
     input: InputConfig = InputConfig()
@@ -202,6 +224,7 @@ class DocpipeConfig(_Strict):
     engine: EngineConfig = EngineConfig()
     batch: BatchConfig = BatchConfig()
     watch: WatchConfig = WatchConfig()
+    service: ServiceConfig = ServiceConfig()
 
 
 def with_overrides(config: DocpipeConfig, **sections: dict[str, Any]) -> DocpipeConfig:
