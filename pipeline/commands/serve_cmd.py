@@ -6,7 +6,7 @@ import argparse
 import logging
 import sys
 
-from stages.contracts.config import ConfigError, load_config
+from stages.contracts.config import ConfigError, load_config, with_overrides
 
 log = logging.getLogger(__name__)
 
@@ -28,14 +28,13 @@ def run(args: argparse.Namespace) -> int:
         return 2
     update = {k: v for k, v in (("host", args.host), ("port", args.port), ("data_dir", args.data_dir)) if v is not None}
     if update:
-        config = config.model_copy(update={"service": config.service.model_validate(
-            {**config.service.model_dump(), **update})})
+        config = with_overrides(config, service=update)
     sc = config.service
     if args.export_corrections:
         from pipeline.service.app import DB_NAME
         from pipeline.service.export import export_folder
         from pipeline.service.jobs import JobStore
-        from pipeline.core.processor import FIELD_KEYS
+        from stages.contracts.fields import FIELD_KEYS
 
         store = JobStore(sc.data_dir / DB_NAME, FIELD_KEYS)
         n = export_folder(store, args.export_corrections)

@@ -23,7 +23,8 @@ from pipeline.service.errors import ServiceError, envelope
 from pipeline.service.jobs import Claimed, JobStore, outcome_of
 from pipeline.service.limits import Admission
 from pipeline.service.metrics import ServiceMetrics, reason_labels
-from pipeline.service.runner import EngineHolder, JobRunner
+from pipeline.service.job_runner import EngineHolder, JobRunner
+from stages.contracts.fields import FIELD_KEYS
 from stages.contracts.config import DocpipeConfig
 from stages.contracts.types import StageError
 
@@ -60,12 +61,6 @@ class Service:
         log.info("document", extra=extra)
 
 
-def _field_keys() -> tuple[str, ...]:
-    from stages.extraction.fields import FIELDS
-
-    return tuple(FIELDS)
-
-
 def _default_engine_factory(config: DocpipeConfig) -> Callable[[], Any]:
     def build():
         from pipeline.core.engine import Engine
@@ -82,7 +77,7 @@ def create_app(config: DocpipeConfig, *, host: Optional[str] = None, engine: Any
     start-up in a background thread. Raises ValueError for a non-loopback bind without a token."""
     sc = config.service
     auth = resolve_auth(host or sc.host, sc.token, os.environ if environ is None else environ)
-    field_keys = _field_keys()
+    field_keys = FIELD_KEYS
     holder = EngineHolder(factory=None if engine is not None else (engine_factory or _default_engine_factory(config)),
                           engine=engine)
     store = JobStore(Path(sc.data_dir) / DB_NAME, field_keys)

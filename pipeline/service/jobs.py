@@ -89,7 +89,7 @@ def outcome_of(result: dict) -> str:
 def interrupted_result(name: str, field_keys: Sequence[str]) -> dict:
     err = StageError("service", "Interrupted",
                      f"{name}: the service stopped while this document was being processed; submit it again")
-    return error_result(name, err, field_keys, {})
+    return error_result(name, err, {})
 
 
 class JobStore:

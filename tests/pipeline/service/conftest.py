@@ -12,16 +12,12 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("httpx")
 
-from stages.contracts.config import DocpipeConfig  # noqa: E402
+from stages.contracts.config import DocpipeConfig, with_overrides  # noqa: E402
 
 
 def service_config(data_dir: Path, **service) -> DocpipeConfig:
-    base = DocpipeConfig()
     inp = service.pop("input", {})
-    return base.model_copy(update={
-        "service": base.service.model_copy(update={"data_dir": Path(data_dir), **service}),
-        "input": base.input.model_copy(update=inp),
-    })
+    return with_overrides(DocpipeConfig(), service={"data_dir": Path(data_dir), **service}, input=inp)
 
 
 @contextmanager
