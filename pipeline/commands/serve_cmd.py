@@ -33,10 +33,10 @@ def run(args: argparse.Namespace) -> int:
     if args.export_corrections:
         from pipeline.service.app import DB_NAME
         from pipeline.service.export import export_folder
-        from pipeline.service.jobs import JobStore
+        from pipeline.service.jobs import JobDatabase
         from stages.contracts.fields import FIELD_KEYS
 
-        store = JobStore(sc.data_dir / DB_NAME, FIELD_KEYS)
+        store = JobDatabase(sc.data_dir / DB_NAME, FIELD_KEYS)
         n = export_folder(store, args.export_corrections)
         store.close()
         sys.stderr.write(f"docpipe: wrote {n} labelled document(s) to {args.export_corrections}\n")

@@ -20,7 +20,7 @@ from stages.contracts.result import build_result, error_result, page_json
 from stages.contracts.types import Page, Source, StageError, TextBox, TextLine, source_name
 from stages.detection.detector import TextDetector
 from stages.extraction.fields import FIELD_CHARSET
-from stages.extraction.stage import ExtractionStage, Extraction
+from stages.extraction.stage import DocumentFields, ExtractionStage
 from stages.recognition.lines import LineReader, PageBoxes
 from stages.recognition.recognizer import TextRecognizer
 
@@ -35,7 +35,7 @@ class DocumentState:
     pages: list[Page] = field(default_factory=list)
     boxes: list[list[TextBox]] = field(default_factory=list)
     lines: list[list[TextLine]] = field(default_factory=list)
-    extraction: Optional[Extraction] = None
+    extraction: Optional[DocumentFields] = None
     error: Optional[StageError] = None
     timings: dict[str, float] = field(default_factory=dict)
 

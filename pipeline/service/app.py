@@ -20,7 +20,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from pipeline.service.auth import AuthPolicy, resolve_auth
 from pipeline.service.errors import ServiceError, envelope
-from pipeline.service.jobs import Claimed, JobStore, outcome_of
+from pipeline.service.jobs import Claimed, JobDatabase, outcome_of
 from pipeline.service.limits import Admission
 from pipeline.service.metrics import ServiceMetrics, reason_labels
 from pipeline.service.job_runner import EngineHolder, JobRunner
@@ -38,7 +38,7 @@ class Service:
     """Everything a route needs, on ``app.state.svc``."""
 
     config: DocpipeConfig
-    store: JobStore
+    store: JobDatabase
     holder: EngineHolder
     admission: Admission
     metrics: ServiceMetrics
@@ -80,7 +80,7 @@ def create_app(config: DocpipeConfig, *, host: Optional[str] = None, engine: Any
     field_keys = FIELD_KEYS
     holder = EngineHolder(factory=None if engine is not None else (engine_factory or _default_engine_factory(config)),
                           engine=engine)
-    store = JobStore(Path(sc.data_dir) / DB_NAME, field_keys)
+    store = JobDatabase(Path(sc.data_dir) / DB_NAME, field_keys)
     admission = Admission(0)
 
     def depths() -> dict[str, int]:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 from pipeline.core.sources import sniff_format
-from pipeline.service.jobs import JobStore
+from pipeline.service.jobs import JobDatabase
 
 _EXT = {"jpeg": "jpg", "png": "png", "bmp": "bmp", "webp": "webp", "tiff": "tif", "pdf": "pdf"}
 
@@ -35,7 +35,7 @@ def corrected_result(machine: dict[str, Any], fields: dict[str, Optional[str]], 
     return out
 
 
-def label_items(store: JobStore) -> Iterator[tuple[str, bytes, dict[str, Any]]]:
+def label_items(store: JobDatabase) -> Iterator[tuple[str, bytes, dict[str, Any]]]:
     """(stem X, input bytes, X.json content) for the newest correction of each document."""
     for c in store.latest_corrections():
         ext = _EXT.get(sniff_format(c["input"][:1024]) or "", "bin")
@@ -43,7 +43,7 @@ def label_items(store: JobStore) -> Iterator[tuple[str, bytes, dict[str, Any]]]:
         yield f"{stem}.{ext}", c["input"], corrected_result(c["machine_result"], c["fields"], c["id"])
 
 
-def export_folder(store: JobStore, out_dir: str | Path) -> int:
+def export_folder(store: JobDatabase, out_dir: str | Path) -> int:
     """Write the labels folder; returns how many documents it holds."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -55,7 +55,7 @@ def export_folder(store: JobStore, out_dir: str | Path) -> int:
     return n
 
 
-def export_zip(store: JobStore) -> bytes:
+def export_zip(store: JobDatabase) -> bytes:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
         for filename, data, label in label_items(store):

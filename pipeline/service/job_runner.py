@@ -11,7 +11,7 @@ import time
 from concurrent.futures import Future
 from typing import Any, Callable, Optional
 
-from pipeline.service.jobs import Claimed, JobStore
+from pipeline.service.jobs import Claimed, JobDatabase
 from pipeline.service.limits import Admission
 
 log = logging.getLogger(__name__)
@@ -67,7 +67,7 @@ class EngineHolder:
 class JobRunner:
     """Feeds queued job documents to the engine (at most ``cap`` at once) and stores their results."""
 
-    def __init__(self, store: JobStore, holder: EngineHolder, admission: Admission, cap: int,
+    def __init__(self, store: JobDatabase, holder: EngineHolder, admission: Admission, cap: int,
                  on_result: Callable[[Claimed, dict, float], None], retention_s: float):
         self.store = store
         self.holder = holder

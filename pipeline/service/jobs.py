@@ -92,7 +92,7 @@ def interrupted_result(name: str, field_keys: Sequence[str]) -> dict:
     return error_result(name, err, {})
 
 
-class JobStore:
+class JobDatabase:
     """Thread-safe (one connection behind a lock); every public method is one transaction."""
 
     def __init__(self, path: str | Path, field_keys: Sequence[str]):
@@ -296,7 +296,7 @@ class JobStore:
 class _Tx:
     """``with store._tx() as db:`` -- the store's lock plus BEGIN IMMEDIATE ... COMMIT (ROLLBACK on error)."""
 
-    def __init__(self, store: JobStore):
+    def __init__(self, store: JobDatabase):
         self.store = store
 
     def __enter__(self) -> sqlite3.Connection:

@@ -50,7 +50,7 @@ def rule_candidate(m: RuleMatch, flat_lines: Sequence[tuple[int, int, TextLine]]
 
 
 @dataclass(frozen=True)
-class Extraction:
+class DocumentFields:
     """What extraction found in one document: schema-v1 ``fields``, review reasons, diagnostics."""
 
     fields: dict[str, Any]
@@ -59,7 +59,7 @@ class Extraction:
 
 
 class ExtractionStage:
-    """Callable ``(lines per page, pages) -> Extraction``; one per worker."""
+    """Callable ``(lines per page, pages) -> DocumentFields``; one per worker."""
 
     def __init__(self, config: DocpipeConfig, chars: CharDict):
         ec = config.extraction
@@ -102,10 +102,10 @@ class ExtractionStage:
                 out[key] = rule_candidate(m, flat)
         return out
 
-    def __call__(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page]) -> Extraction:
+    def __call__(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page]) -> DocumentFields:
         today = date.today()
         model = self.model_candidates(lines, pages) if self.model is not None else {}
         rules = self.rules_candidates(lines, today) if self.method in ("rules", "hybrid") else {}
         first, second = (rules, model) if self.prefer == "rules" else (model, rules)
         cands = {k: [c for c in (first.get(k), second.get(k)) if c is not None] for k in FIELDS}
-        return Extraction(*self.assembler.assemble(cands, lines, today))
+        return DocumentFields(*self.assembler.assemble(cands, lines, today))

@@ -24,7 +24,7 @@ UNSURE_ID = "_unsure_id"  # pseudo key: an ID number whose owner is unknown
 
 
 @dataclass(frozen=True)
-class Candidate:
+class RuleCandidate:
     """A value for ``key`` with its score and the reading-order rank of its first line (the tie-breaker)."""
 
     key: str
@@ -34,13 +34,13 @@ class Candidate:
 
 
 def span_candidate(doc: PreparedDocument, key: str, li: int, cs: int, ce: int, method: str,
-                   base: float) -> Optional[Candidate]:
+                   base: float) -> Optional[RuleCandidate]:
     """Trim, normalize and score the compact span ``[cs, ce)`` of line ``li`` as a value of ``key``."""
     return segments_candidate(doc, key, ((li, cs, ce),), method, base)
 
 
 def segments_candidate(doc: PreparedDocument, key: str, segments: Sequence[tuple[int, int, int]], method: str,
-                       base: float) -> Optional[Candidate]:
+                       base: float) -> Optional[RuleCandidate]:
     """Like :func:`span_candidate` for a value spread over consecutive compact spans ``(line, start, end)``."""
     chars: list[str] = []
     owner: list[tuple[int, int]] = []  # (line, NFKC position) per character
@@ -71,7 +71,7 @@ def segments_candidate(doc: PreparedDocument, key: str, segments: Sequence[tuple
 
 
 def text_candidate(doc: PreparedDocument, key: str, text: str, lines: tuple[int, ...], method: str,
-                   base: float) -> Optional[Candidate]:
+                   base: float) -> Optional[RuleCandidate]:
     """Normalize and score ``text`` (read from boxes ``lines``) as a value of ``key``; ``None`` if implausible."""
     n = normalize_field(key, text, doc.today)
     factor = plausibility(key, n, method)
@@ -79,12 +79,12 @@ def text_candidate(doc: PreparedDocument, key: str, text: str, lines: tuple[int,
         return None
     rank = min(doc.rank[li] for li in lines)
     sources = tuple(dict.fromkeys(doc.source[li] for li in lines))
-    return Candidate(key, base * factor, rank, RuleMatch(key, text, sources, round(base * factor, 4), method, n))
+    return RuleCandidate(key, base * factor, rank, RuleMatch(key, text, sources, round(base * factor, 4), method, n))
 
 
-def retarget(c: Candidate, key: str, factor: float = 1.0) -> Candidate:
+def retarget(c: RuleCandidate, key: str, factor: float = 1.0) -> RuleCandidate:
     """The same value as a candidate for ``key`` (a pseudo key keeps the match's key), its score times ``factor``."""
     m = c.match
     score = round(c.score * factor, 4)
-    return Candidate(key, score, c.order, RuleMatch(key if not key.startswith("_") else m.key, m.text,
+    return RuleCandidate(key, score, c.order, RuleMatch(key if not key.startswith("_") else m.key, m.text,
                                                     m.line_indices, score, m.method, m.normalized))

@@ -5,7 +5,7 @@ from datetime import date
 from typing import Iterable, Optional, Sequence
 
 from stages.extraction.fields import FIELD_KEYS, FIELDS
-from stages.extraction.rules.candidates import UNSURE_ID, Candidate, retarget
+from stages.extraction.rules.candidates import UNSURE_ID, RuleCandidate, retarget
 from stages.extraction.rules.document import PreparedDocument
 from stages.extraction.rules.labels import label_candidates
 from stages.extraction.rules.narrative import join_lines, narrative_candidates
@@ -14,7 +14,7 @@ from stages.extraction.rules.records import OcrLineLike, RuleMatch
 from stages.extraction.rules.unknown_labels import unknown_label_candidates
 
 
-def _drop_contradicted(cands: list[Candidate]) -> list[Candidate]:
+def _drop_contradicted(cands: list[RuleCandidate]) -> list[RuleCandidate]:
     """A sentence that says whose ID/name a span is (``以李四（身份证号码：…）为被保险人``) overrules a role guessed
     from context for the same span."""
     claims: dict[tuple[tuple[int, ...], Optional[str]], str] = {}
@@ -30,7 +30,7 @@ def _drop_contradicted(cands: list[Candidate]) -> list[Candidate]:
     return out
 
 
-def assign_unsure_ids(best: dict[str, Candidate], unsure: Iterable[Candidate]) -> None:
+def assign_unsure_ids(best: dict[str, RuleCandidate], unsure: Iterable[RuleCandidate]) -> None:
     """IDs of unknown owner fill the policyholder's ID, else (when different from it) the insured's."""
     for c in sorted(unsure, key=lambda c: (-c.score, c.order)):
         ph = best.get("policyholder_id_number")
@@ -40,9 +40,9 @@ def assign_unsure_ids(best: dict[str, Candidate], unsure: Iterable[Candidate]) -
             best["insured_id_number"] = retarget(c, "insured_id_number")
 
 
-def _best(cands: Iterable[Candidate]) -> dict[str, Candidate]:
+def _best(cands: Iterable[RuleCandidate]) -> dict[str, RuleCandidate]:
     """The highest-scored candidate per key (the earlier one in reading order on a tie)."""
-    best: dict[str, Candidate] = {}
+    best: dict[str, RuleCandidate] = {}
     for c in cands:
         cur = best.get(c.key)
         if cur is None or (c.score, -c.order) > (cur.score, -cur.order):
@@ -68,7 +68,7 @@ def extract_rules(lines: Sequence[OcrLineLike], today: date) -> dict[str, Option
         source = best.get(key.replace("insured", "policyholder"))
         if key not in best and source is not None:
             m = source.match
-            best[key] = Candidate(key, source.score * 0.95, source.order,
+            best[key] = RuleCandidate(key, source.score * 0.95, source.order,
                                   RuleMatch(key, m.text, m.line_indices, round(m.score * 0.95, 4),
                                             "same_as_policyholder", m.normalized))
     return {key: (best[key].match if key in best else None) for key in FIELD_KEYS}

@@ -10,7 +10,7 @@ from stages.extraction.rules.candidates import (
     SCORE_LABEL_SEPARATED,
     SCORE_RIGHT,
     UNSURE_ID,
-    Candidate,
+    RuleCandidate,
     retarget,
     segments_candidate,
 )
@@ -137,9 +137,9 @@ def _same_as_policyholder(doc: PreparedDocument, segments: Segments) -> bool:
     return any(text.startswith(w) for w in SAME_AS_POLICYHOLDER)
 
 
-def label_candidates(doc: PreparedDocument) -> tuple[list[Candidate], set[str]]:
+def label_candidates(doc: PreparedDocument) -> tuple[list[RuleCandidate], set[str]]:
     """Candidates from every strong label hit, and the insured fields printed as 同投保人 (same as the policyholder)."""
-    out: list[Candidate] = []
+    out: list[RuleCandidate] = []
     same_as: set[str] = set()
     for occs in doc.hits:
         for o in occs:
@@ -167,7 +167,7 @@ def label_candidates(doc: PreparedDocument) -> tuple[list[Candidate], set[str]]:
     return out, same_as
 
 
-def period_candidates(doc: PreparedDocument, segments: Segments, method: str, base: float) -> list[Candidate]:
+def period_candidates(doc: PreparedDocument, segments: Segments, method: str, base: float) -> list[RuleCandidate]:
     """``保险期间: 自<date>零时起至<date>二十四时止`` -> effective and expiry candidates."""
     text = "".join(doc.lines[li].comp[cs:ce] for li, cs, ce in segments)
     spans = date_spans(text)

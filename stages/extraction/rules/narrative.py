@@ -10,7 +10,7 @@ from stages.extraction.rules.candidates import (
     SCORE_NARRATIVE,
     SCORE_SPLIT_LABEL,
     UNSURE_ID,
-    Candidate,
+    RuleCandidate,
     segments_candidate,
 )
 from stages.extraction.rules.document import PreparedDocument
@@ -85,7 +85,7 @@ def join_lines(doc: PreparedDocument) -> JoinedText:
 
 
 def _joined_candidate(doc: PreparedDocument, j: JoinedText, key: str, s: int, e: int,
-                      base: float) -> Optional[Candidate]:
+                      base: float) -> Optional[RuleCandidate]:
     """A candidate from joined-text span ``[s, e)`` (which may cross lines)."""
     segments: list[tuple[int, int, int]] = []
     brk = j.text.find(_BREAK, s, e)
@@ -101,9 +101,9 @@ def _joined_candidate(doc: PreparedDocument, j: JoinedText, key: str, s: int, e:
     return segments_candidate(doc, key, tuple(segments), "narrative", base) if segments else None
 
 
-def _split_label_candidates(doc: PreparedDocument, j: JoinedText) -> list[Candidate]:
+def _split_label_candidates(doc: PreparedDocument, j: JoinedText) -> list[RuleCandidate]:
     """Labels broken across the lines of a wrapped paragraph (``…，保`` / ``险金额为人民币…``)."""
-    out: list[Candidate] = []
+    out: list[RuleCandidate] = []
     matches = list(LABEL_RE.finditer(j.text))
     for n, m in enumerate(matches):
         s, e = m.span()
@@ -132,9 +132,9 @@ def _split_label_candidates(doc: PreparedDocument, j: JoinedText) -> list[Candid
     return out
 
 
-def narrative_candidates(doc: PreparedDocument, j: JoinedText) -> list[Candidate]:
+def narrative_candidates(doc: PreparedDocument, j: JoinedText) -> list[RuleCandidate]:
     """Candidates from sentences (names, IDs, products, beneficiaries, periods) and from labels split by a wrap."""
-    out: list[Candidate] = _split_label_candidates(doc, j)
+    out: list[RuleCandidate] = _split_label_candidates(doc, j)
     for role, pattern in _NARRATIVE_PATTERNS.items():
         name_key, id_key = _NARRATIVE_FIELDS[role]
         for m in pattern.finditer(j.text):

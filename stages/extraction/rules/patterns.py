@@ -7,7 +7,7 @@ import re
 from stages.extraction.rules.candidates import (
     SCORE_PATTERN,
     UNSURE_ID,
-    Candidate,
+    RuleCandidate,
     retarget,
     span_candidate,
     text_candidate,
@@ -32,9 +32,9 @@ _DATE_CONTEXT: dict[str, tuple[str, ...]] = {
 }
 
 
-def pattern_candidates(doc: PreparedDocument) -> list[Candidate]:
+def pattern_candidates(doc: PreparedDocument) -> list[RuleCandidate]:
     """Candidates from field-shaped text: valid IDs by role, mobiles, dates beside date words, companies, products."""
-    out: list[Candidate] = []
+    out: list[RuleCandidate] = []
     unknown_ids: list[tuple[int, int, int]] = []
     for li in doc.order:
         line = doc.lines[li]
@@ -74,9 +74,9 @@ def pattern_candidates(doc: PreparedDocument) -> list[Candidate]:
     return out
 
 
-def _company_and_product(doc: PreparedDocument) -> list[Candidate]:
+def _company_and_product(doc: PreparedDocument) -> list[RuleCandidate]:
     """Company names (the insurer, earlier lines first) and lines that are nothing but a product name."""
-    out: list[Candidate] = []
+    out: list[RuleCandidate] = []
     for r, li in enumerate(doc.order):
         comp = doc.lines[li].comp
         if any(w in comp for w in ("地址", "电话", "热线", "本公司", "以下简称")):

@@ -8,7 +8,7 @@ from typing import Mapping, Optional
 
 from stages.extraction.fields import FIELD_KEYS, FIELDS
 from stages.extraction.label_similarity import field_similarities
-from stages.extraction.rules.candidates import Candidate, segments_candidate
+from stages.extraction.rules.candidates import RuleCandidate, segments_candidate
 from stages.extraction.rules.document import PreparedDocument
 from stages.extraction.rules.labels import CONTINUABLE, ValueSite, hit_fields, period_candidates, value_sites
 from stages.extraction.rules.lexicon import (
@@ -141,7 +141,7 @@ def _glued_ok(text: str, key: str) -> bool:
     return FIELDS[key].kind not in _NAME_KINDS or text.endswith(_PERSON_LABEL_ENDS)
 
 
-def unknown_label_candidates(doc: PreparedDocument, filled: Mapping[str, Candidate]) -> list[Candidate]:
+def unknown_label_candidates(doc: PreparedDocument, filled: Mapping[str, RuleCandidate]) -> list[RuleCandidate]:
     """Candidates for still-empty fields from labels outside the lexicon.
 
     Each unknown label is compared with the known labels of every empty field (:mod:`label_similarity`); its value
@@ -156,7 +156,7 @@ def unknown_label_candidates(doc: PreparedDocument, filled: Mapping[str, Candida
                    if not u.glued and u.hit.start == content_start(doc.lines[u.hit.line].comp)}
     sites = {id(u): [site for site in value_sites(doc, u.hit) if site[0][0][0] == u.hit.line
                      or site[0][0][0] not in label_lines] for u in unknowns}
-    out: list[Candidate] = []
+    out: list[RuleCandidate] = []
     used: set[tuple[int, int]] = set()
     cells = [o for hits in doc.hits for o in hits if o.label.kind != "period"
              and o.start <= content_start(doc.lines[o.line].comp) and o.value_start >= len(doc.lines[o.line].comp)
@@ -167,7 +167,7 @@ def unknown_label_candidates(doc: PreparedDocument, filled: Mapping[str, Candida
     empty = [key for key in FIELD_KEYS if key not in filled and key not in named]
     prefix_role: dict[str, str] = {}
     for phase in ("names", "rest"):
-        pairs: list[tuple[bool, float, int, int, _Unknown, str, list[Candidate]]] = []
+        pairs: list[tuple[bool, float, int, int, _Unknown, str, list[RuleCandidate]]] = []
         keys = [k for k in empty + ["_period"] if (FIELDS[k].kind in _NAME_KINDS if k in FIELDS else False)
                 == (phase == "names")]
         for u in unknowns:
@@ -205,7 +205,7 @@ def unknown_label_candidates(doc: PreparedDocument, filled: Mapping[str, Candida
 
 
 def _unknown_site_candidates(doc: PreparedDocument, key: str, sites: list[ValueSite],
-                             sim: float) -> list[Candidate]:
+                             sim: float) -> list[RuleCandidate]:
     """The first site whose value fits ``key`` (a period label: the dates of the first site holding any)."""
     factor = _SCORE_UNKNOWN * min(1.0, 0.5 + sim)
     for segments, cont, method, base in sites:

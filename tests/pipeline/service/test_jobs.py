@@ -2,7 +2,7 @@
 import json
 import sqlite3
 
-from pipeline.service.jobs import JobStore
+from pipeline.service.jobs import JobDatabase
 
 KEYS = ("policy_number", "insured_name")
 
@@ -14,7 +14,7 @@ def result(name, value="X1", reasons=()):
 
 
 def test_accept_claim_finish_exactly_once(tmp_path):
-    store = JobStore(tmp_path / "j.sqlite3", KEYS)
+    store = JobDatabase(tmp_path / "j.sqlite3", KEYS)
     jid = store.create_job([("a.png", b"aaa"), ("b.png", b"bbb")])
     assert store.job(jid)["status"] == "queued"
     first = store.claim(1)
@@ -34,11 +34,11 @@ def test_accept_claim_finish_exactly_once(tmp_path):
 
 def test_recover_marks_running_interrupted_and_keeps_queued(tmp_path):
     path = tmp_path / "j.sqlite3"
-    store = JobStore(path, KEYS)
+    store = JobDatabase(path, KEYS)
     jid = store.create_job([("a.png", b"a"), ("b.png", b"b")])
     store.claim(1)  # a is running when the process "dies"
     store.close()
-    store = JobStore(path, KEYS)
+    store = JobDatabase(path, KEYS)
     assert store.recover() == 1
     doc = store.document(jid, 0)
     assert doc["status"] == "failed" and doc["result"]["errors"][0]["type"] == "Interrupted"
@@ -52,7 +52,7 @@ def test_recover_marks_running_interrupted_and_keeps_queued(tmp_path):
 
 def test_db_is_wal_and_inputs_are_committed_before_return(tmp_path):
     path = tmp_path / "j.sqlite3"
-    store = JobStore(path, KEYS)
+    store = JobDatabase(path, KEYS)
     jid = store.create_job([("a.png", b"payload")])
     other = sqlite3.connect(path)  # a second connection sees the committed input at once
     assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -60,7 +60,7 @@ def test_db_is_wal_and_inputs_are_committed_before_return(tmp_path):
 
 
 def test_retention_purges_finished_jobs_only(tmp_path):
-    store = JobStore(tmp_path / "j.sqlite3", KEYS)
+    store = JobDatabase(tmp_path / "j.sqlite3", KEYS)
     done = store.create_job([("a.png", b"a")])
     store.claim(1)
     store.finish(done, 0, result("a.png", reasons=["missing:insured_name"]))
@@ -73,7 +73,7 @@ def test_retention_purges_finished_jobs_only(tmp_path):
 
 
 def test_correction_never_changes_machine_result(tmp_path):
-    store = JobStore(tmp_path / "j.sqlite3", KEYS)
+    store = JobDatabase(tmp_path / "j.sqlite3", KEYS)
     jid = store.create_job([("a.png", b"a")])
     store.claim(1)
     store.finish(jid, 0, result("a.png", reasons=["low_confidence:policy_number"]))
