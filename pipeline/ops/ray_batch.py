@@ -172,6 +172,7 @@ def build_dataset(paths: list[bytes], config: DocpipeConfig, processor: str, pla
     max_batch = config.engine.max_batch
     rows = [{"idx": i, "path": p} for i, p in enumerate(paths)]
     blocks = max(1, math.ceil(len(rows) / rows_per_block(len(rows), plan.actors, max_batch)))
+    actors = min(plan.actors, blocks)  # an actor without a block to work on would only load models
     remote: dict[str, Any] = {"max_restarts": -1, "max_task_retries": MAX_TASK_RETRIES}
     if plan.memory_mb:
         remote["memory"] = plan.memory_mb * 2**20
@@ -187,7 +188,7 @@ def build_dataset(paths: list[bytes], config: DocpipeConfig, processor: str, pla
             fn_constructor_kwargs={"config": actor_config, "processor": processor},
             batch_size=max_batch,
             batch_format="numpy",
-            compute=ActorPoolStrategy(size=plan.actors),
+            compute=ActorPoolStrategy(size=actors),
             num_cpus=plan.num_cpus,
             udf_modifying_row_count=False,
             **remote,
