@@ -7,6 +7,8 @@ import json
 import os
 import shutil
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -80,6 +82,18 @@ def test_plan_leaves_a_cpu_for_the_tasks_that_feed_the_actors() -> None:
     with pytest.raises(ValueError, match="no GPU"):
         plan_actors({"CPU": 16.0}, 1, 800, "gpu")
     assert rows_per_block(40, 2, 4) == 4 and rows_per_block(10**6, 32, 4) == 64
+
+
+def test_ray_is_imported_only_with_the_ray_flag(tmp_path: Path) -> None:
+    (tmp_path / "a.png").write_bytes(b"")
+    code = (
+        "import sys; from pipeline import cli; "
+        f"rc = cli.main(['batch', {str(tmp_path)!r}, '--out', {str(tmp_path / 'o')!r}, '--processor', 'decode-only']); "
+        "assert rc == 1, rc; assert 'ray' not in sys.modules, 'local batch imported ray'"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
 
 
 # ------------------------------------------------------------------------------ same as local batch
