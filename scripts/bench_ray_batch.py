@@ -1,7 +1,7 @@
 """Throughput of ``docpipe batch`` against ``docpipe batch --ray`` on the same inputs, in interleaved rounds.
 
 Each round runs, back to back and each into a fresh output directory: local batch; ``--ray`` starting its
-own local Ray; and ``--ray --ray-address ADDR`` joining a Ray started once before the rounds (as on a
+own local Ray; and ``--ray --ray-address ADDR`` joining a local Ray started once before the rounds (as on a
 cluster that already runs). For each run it reports the wall time of the whole command (start-up
 included), pages/s over that wall time, and pages/s while records were being written (first record to
 last, from the records' modification times: the rate once the workers or actors are up).
@@ -50,17 +50,21 @@ def main() -> int:
     ap.add_argument("--json", type=Path, default=None, help="also write the results here")
     args = ap.parse_args()
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p))
+    # the running cluster without token auth: every local Ray started meanwhile writes a new token to
+    # ~/.ray/auth_token, and the joining driver would read that one (this cluster listens on this machine only)
+    join_env = dict(env, RAY_AUTH_MODE="disabled")
     shutil.rmtree(args.work, ignore_errors=True)
     args.work.mkdir(parents=True)
-    cpus = str(len(os.sched_getaffinity(0)))
-    ray_bin = str(Path(sys.executable).with_name("ray"))
-    start = subprocess.run([ray_bin, "start", "--head", "--num-cpus", cpus, "--include-dashboard=false",
-                            "--port", "6391", "--object-store-memory", str(512 * 2**20)], env=env,
-                           capture_output=True, text=True)
-    if start.returncode != 0:
-        sys.stderr.write(start.stderr)
+    # the running cluster: a process that holds a local Ray (start_local_ray) until its stdin closes
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, ray; from pipeline.ops.ray_batch import start_local_ray; "
+         "start_local_ray(); print(ray.get_runtime_context().gcs_address, flush=True); sys.stdin.read(); "
+         "ray.shutdown()"],
+        env=join_env, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    address = holder.stdout.readline().strip()
+    if not address:
         return 1
-    address = "127.0.0.1:6391"
     cli = [sys.executable, "-m", "pipeline.cli", "batch", str(args.input)]
     variants = {
         "local": [],
@@ -72,11 +76,13 @@ def main() -> int:
         for r in range(1, args.rounds + 1):
             for name, extra in variants.items():
                 out = args.work / f"r{r}-{len(results)}"
-                row = {"round": r, "run": name, **measure(out, run([*cli, "--out", str(out), *extra], env))}
+                run_env = join_env if "--ray-address" in extra else env
+                row = {"round": r, "run": name, **measure(out, run([*cli, "--out", str(out), *extra], run_env))}
                 results.append(row)
                 print(json.dumps(row, ensure_ascii=False), flush=True)
     finally:
-        subprocess.run([ray_bin, "stop", "--force"], env=env, capture_output=True)
+        holder.stdin.close()
+        holder.wait(60)
     print("\nmedians over rounds, and ratio to local:")
     base = {k: statistics.median(x[k] for x in results if x["run"] == "local") for k in ("pages_per_s", "steady_pages_per_s")}
     for name in variants:
