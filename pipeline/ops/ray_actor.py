@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
@@ -26,8 +26,16 @@ log = logging.getLogger(__name__)
 BatchFn = Callable[[Sequence[str], Sequence[str]], list[dict]]
 
 
-def _build(config: DocpipeConfig, processor: str) -> tuple[BatchFn, tuple[str, ...]]:
-    """The batch function for ``--processor NAME`` (the same choices as local batch)."""
+#: A ``--processor`` name, or (from Python) a factory ``config -> batch function`` built once per actor.
+ProcessorSpec = Union[str, Callable[[DocpipeConfig], BatchFn]]
+
+
+def _build(config: DocpipeConfig, processor: ProcessorSpec) -> tuple[BatchFn, tuple[str, ...]]:
+    """The batch function for ``--processor NAME`` (the same choices as local batch) or a factory."""
+    if callable(processor):
+        from pipeline.ops.runner import field_keys
+
+        return processor(config), field_keys()
     if processor == "engine":
         from pipeline.core.processor import FIELD_KEYS, build_processor
 
@@ -50,7 +58,7 @@ def _digest(path: str) -> Optional[str]:
 class DocpipeActor:
     """``map_batches(DocpipeActor, fn_constructor_kwargs={"config": ..., "processor": ...}, ...)``."""
 
-    def __init__(self, config: DocpipeConfig, processor: str = "engine") -> None:
+    def __init__(self, config: DocpipeConfig, processor: ProcessorSpec = "engine") -> None:
         self.pid = os.getpid()
         self.run, self.field_keys = _build(config, processor)
         log.info("docpipe actor ready (pid %d, %d predictor thread(s))", self.pid, config.predictor.cpu_threads)

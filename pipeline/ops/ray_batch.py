@@ -6,7 +6,7 @@ The driver lists the inputs and applies the resume rule exactly as local batch d
 :class:`pipeline.ops.ray_actor.DocpipeActor` in a fixed pool of actors (``ActorPoolStrategy``), each
 holding one in-process document processor (predictors built once per actor, no nested worker
 processes); the actor reads and hashes its inputs. The driver streams the finished rows back and writes
-every record through the same sink as local batch (atomic JSON files or fsynced JSONL lines, same layout,
+every record through the same sink as local batch (atomic JSON files or fsynced JSONL lines; same layout,
 same records, same exit codes), so a record exists only once its document is done.
 
 Sizing (:func:`plan_actors`): one actor per ``engine.threads_per_worker`` cluster CPUs (or ``--workers``
@@ -32,7 +32,7 @@ import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, TextIO
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, TextIO
 
 from stages.contracts.config import DocpipeConfig
 from pipeline.core.resources import usable_cpus
@@ -46,6 +46,9 @@ from pipeline.ops.batch import (
     plan_summary,
 )
 from pipeline.ops.runner import error_record
+
+if TYPE_CHECKING:
+    from pipeline.ops.ray_actor import ProcessorSpec
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +87,8 @@ def plan_actors(
     memory_mb = int(float(resources.get("memory", 0.0)) // 2**20)
     if cpus <= 0:
         raise ValueError("the Ray cluster reports no CPUs")
+    if gpus >= 1 and device != "gpu":
+        log.warning("the Ray cluster has %g GPU(s) but predictor.device is %s: set it to gpu to use them", gpus, device)
     if device == "gpu":
         if gpus < 1:
             raise ValueError("predictor.device is gpu but the Ray cluster has no GPU")
@@ -153,7 +158,7 @@ def _connect(address: Optional[str]) -> bool:
     return True
 
 
-def build_dataset(paths: list[bytes], config: DocpipeConfig, processor: str, plan: ActorPlan) -> Any:
+def build_dataset(paths: list[bytes], config: DocpipeConfig, processor: "ProcessorSpec", plan: ActorPlan) -> Any:
     """The Ray Data pipeline: rows ``{idx, path}`` -> :class:`DocpipeActor` pool -> ``{idx, sha256, result, pid}``."""
     import ray
     from ray.data import ActorPoolStrategy, DataContext
@@ -199,7 +204,7 @@ def run_ray_batch(
     in_dir: Path,
     out: Path,
     config: DocpipeConfig,
-    processor: str = "engine",
+    processor: "ProcessorSpec" = "engine",
     address: Optional[str] = None,
     actors: Optional[int] = None,
     fail_fast: bool = False,
@@ -211,7 +216,7 @@ def run_ray_batch(
     on_row: Optional[Callable[[dict], None]] = None,
 ) -> BatchSummary:
     """Local batch's job (:func:`pipeline.ops.batch.run_batch`) on Ray; same arguments plus ``processor``
-    (a ``--processor`` name), ``address`` (join that cluster; default: the Ray this process is connected to,
+    (a ``--processor`` name, or a factory ``config -> batch function`` run in each actor), ``address`` (join that cluster; default: the Ray this process is connected to,
     else a new local one sized to the usable CPUs), ``actors`` (default: planned) and ``on_row`` (called
     with each finished row's ``idx`` and actor ``pid``; for tests)."""
     t0 = time.monotonic()
@@ -282,7 +287,7 @@ def _consume(ds: Any, todo: list, recorder: Recorder, done: set[int], stop: thre
             result = json.loads(bytes(row["result"]).decode("utf-8"))
             outcome = recorder.write(item, batch_record(result, item, str(row["sha256"]) or None))
             done.add(idx)
-            if outcome == "failed" and fail_fast:
+            if fail_fast and outcome == "failed":
                 progress.note("stopping at the first failure (--fail-fast)")
                 return False
             if stop.is_set():

@@ -230,3 +230,33 @@ def test_killing_a_ray_worker_mid_run_loses_no_document(cluster, tmp_path: Path)
     assert sorted(found) == sorted(p.name for p in inputs)  # exactly one record per input, no temp files
     assert sorted(p.name for p in out.iterdir()) == sorted(p.name + ".json" for p in inputs)
     assert all(r["errors"] == [] and r["pages"][0]["lines"] for r in found.values())
+
+
+def test_a_document_that_kills_its_actor_every_time_gets_an_error_record(cluster, tmp_path: Path) -> None:
+    """A batch whose actor dies on every retry is dropped by Ray Data; its input still gets one record
+    (``WorkerCrashed``) and the run goes on."""
+    from PIL import Image
+
+    from pipeline.ops.runner import DecodeOnlyProcessor
+
+    src, out = tmp_path / "in", tmp_path / "out"
+    src.mkdir()
+    for name in ("a.png", "b.png", "poison.png", "c.png"):
+        Image.new("RGB", (40, 20), "white").save(src / name)
+
+    def poisoned(config: DocpipeConfig):  # pickled by value into the actors
+        dec = DecodeOnlyProcessor(config)
+
+        def run(sources, names):
+            if any("poison" in s for s in sources):
+                os._exit(3)  # the actor process dies, as on a segfault
+            return [dec.decode(s, i) for i, s in enumerate(sources)]
+
+        return run
+
+    summary = run_ray_batch(src, out, one_thread_config(max_batch=1), poisoned, stream=io.StringIO())
+    found = records(out)
+    assert sorted(found) == ["a.png", "b.png", "c.png", "poison.png"]  # one record each
+    assert found["poison.png"]["errors"][0]["type"] == "WorkerCrashed"
+    assert found["poison.png"]["errors"][0]["stage"] == "engine"
+    assert summary.unprocessed == 0 and summary.failed >= 1
