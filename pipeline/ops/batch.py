@@ -18,6 +18,7 @@ run and skipped now) or inputs left unprocessed (``--fail-fast``, SIGTERM, engin
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import logging
 import os
@@ -293,31 +294,23 @@ class BatchInterrupted(Exception):
         self.summary = summary
 
 
-def run_batch(
-    in_dir: Path,
-    out: Path,
-    config: DocpipeConfig,
-    backend: BackendFactory = build_engine,
-    fail_fast: bool = False,
-    retry_failed: bool = False,
-    stream: Optional[TextIO] = None,
-    tty: Optional[bool] = None,
-    stop: Optional[threading.Event] = None,
-    on_started: Optional[Callable[[], None]] = None,
-) -> BatchSummary:
-    """Process ``in_dir`` into ``out`` (a directory, or a ``.jsonl`` file); see the module docstring.
+@dataclass
+class BatchPlan:
+    """What a run has to do, decided before any processing: shared by the local and the Ray runners."""
 
-    Once ``stop`` is set (it may be set from a signal handler) no more inputs are handed to the backend;
-    those already handed over are finished and recorded. ``on_started`` runs once the backend is built
-    (the CLI re-installs its SIGTERM handler there: importing Paddle replaces it with one that aborts)."""
-    t0 = time.monotonic()
-    stream = stream or sys.stderr
-    stop = stop or threading.Event()
-    jsonl = out.suffix.lower() == ".jsonl"
-    sink: DirSink | JsonlSink = JsonlSink(out) if jsonl else DirSink(out)
+    inputs: list[InputFile]
+    ignored: int
+    todo: list[tuple[InputFile, Optional[str]]]  # (input, its SHA-256 when resume already computed it)
+    skipped: Counter  # outcomes of inputs whose record is up to date
+    stale: set[str]  # keys whose old record must go (the input changed, or --retry-failed)
+    sink: "DirSink | JsonlSink"
+
+
+def plan_batch(in_dir: Path, out: Path, retry_failed: bool = False) -> BatchPlan:
+    """Find the inputs and apply the resume rule: an input is done when its record exists and was made
+    from the same bytes (``input_sha256``), unless ``retry_failed`` and that record is a failure."""
+    sink: DirSink | JsonlSink = JsonlSink(out) if out.suffix.lower() == ".jsonl" else DirSink(out)
     inputs, ignored = find_inputs(in_dir, exclude=out)
-
-    # Resume: an input is done when its record exists and was made from the same bytes.
     todo: list[tuple[InputFile, Optional[str]]] = []
     skipped: Counter[str] = Counter()
     stale: set[str] = set()
@@ -339,9 +332,62 @@ def run_batch(
         todo.append((item, digest))
     if skipped:
         log.info("%d inputs already done, skipped", sum(skipped.values()))
+    return BatchPlan(inputs, ignored, todo, skipped, stale, sink)
+
+
+def batch_record(result: dict, item: InputFile, digest: Optional[str]) -> dict:
+    """The record written for ``item``: the backend's result with ``source`` relative to IN and the
+    input's ``input_sha256`` (None when the input could not be read)."""
+    record = dict(result)
+    record["source"] = item.key
+    record["input_sha256"] = digest
+    return record
+
+
+class Recorder:
+    """Writes each finished record to the sink, counts its outcome and reports it (progress, failures)."""
+
+    def __init__(self, sink: "DirSink | JsonlSink", progress: Progress) -> None:
+        self.sink, self.progress = sink, progress
+        self.processed: Counter[str] = Counter()
+
+    def write(self, item: InputFile, record: dict) -> str:
+        self.sink.write(item, record)
+        outcome = outcome_of(record)
+        self.processed[outcome] += 1
+        self.progress.update(outcome)
+        if outcome == "failed":
+            err = (record.get("errors") or [{}])[0]
+            self.progress.note(f"failed: {item.key}: {err.get('type')}: {err.get('message')}")
+        return outcome
+
+
+def run_batch(
+    in_dir: Path,
+    out: Path,
+    config: DocpipeConfig,
+    backend: BackendFactory = build_engine,
+    fail_fast: bool = False,
+    retry_failed: bool = False,
+    stream: Optional[TextIO] = None,
+    tty: Optional[bool] = None,
+    stop: Optional[threading.Event] = None,
+    on_started: Optional[Callable[[], None]] = None,
+) -> BatchSummary:
+    """Process ``in_dir`` into ``out`` (a directory, or a ``.jsonl`` file); see the module docstring.
+
+    Once ``stop`` is set (it may be set from a signal handler) no more inputs are handed to the backend;
+    those already handed over are finished and recorded. ``on_started`` runs once the backend is built
+    (the CLI re-installs its SIGTERM handler there: importing Paddle replaces it with one that aborts)."""
+    t0 = time.monotonic()
+    stream = stream or sys.stderr
+    stop = stop or threading.Event()
+    plan = plan_batch(in_dir, out, retry_failed)
+    todo, sink = plan.todo, plan.sink
 
     progress = Progress(len(todo), config.batch.progress_interval_s, stream, stream.isatty() if tty is None else tty)
-    processed: Counter[str] = Counter()
+    recorder = Recorder(sink, progress)
+    processed = recorder.processed
     pending: deque[tuple[InputFile, Optional[str]]] = deque()
 
     def feed() -> Iterator[str]:
@@ -359,11 +405,9 @@ def run_batch(
             yield os.fspath(item.path)
 
     def summary() -> BatchSummary:
-        left = len(todo) - sum(processed.values())
-        stopped = stop.is_set() and left > 0
-        return BatchSummary(len(inputs), processed, skipped, ignored, left, time.monotonic() - t0, stopped)
+        return plan_summary(plan, processed, time.monotonic() - t0, stop.is_set())
 
-    sink.prepare(stale)
+    sink.prepare(plan.stale)
     if not todo or stop.is_set():  # everything is up to date (or stopping): do not start the engine at all
         sink.close()
         progress.close()
@@ -376,19 +420,10 @@ def run_batch(
             try:
                 for result in results:
                     item, digest = pending.popleft()
-                    record = dict(result)
-                    record["source"] = item.key
-                    record["input_sha256"] = digest
-                    sink.write(item, record)
-                    outcome = outcome_of(record)
-                    processed[outcome] += 1
-                    progress.update(outcome)
-                    if outcome == "failed":
-                        err = (record.get("errors") or [{}])[0]
-                        progress.note(f"failed: {item.key}: {err.get('type')}: {err.get('message')}")
-                        if fail_fast:
-                            progress.note("stopping at the first failure (--fail-fast)")
-                            break
+                    outcome = recorder.write(item, batch_record(result, item, digest))
+                    if outcome == "failed" and fail_fast:
+                        progress.note("stopping at the first failure (--fail-fast)")
+                        break
             except (KeyboardInterrupt, OSError):
                 raise  # OSError: the output cannot be written; nothing sensible to continue with
             except Exception as exc:  # the backend itself broke (a bad input never raises)
@@ -406,6 +441,13 @@ def run_batch(
     return summary()
 
 
+def plan_summary(plan: BatchPlan, processed: Counter, elapsed_s: float, stopping: bool) -> BatchSummary:
+    left = len(plan.todo) - sum(processed.values())
+    return BatchSummary(
+        len(plan.inputs), processed, plan.skipped, plan.ignored, left, elapsed_s, stopping and left > 0
+    )
+
+
 # ---------------------------------------------------------------------------------------------- CLI
 
 
@@ -420,6 +462,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--retry-failed", action="store_true", help="re-process inputs whose earlier record is a failure"
     )
+    parser.add_argument(
+        "--ray", action="store_true",
+        help="run on Ray Data (pip install 'docpipe[ray]'): a local Ray sized to the usable CPUs, or the cluster "
+        "at --ray-address; --workers then sets the number of actors (docs/scale_out.md)",
+    )
+    parser.add_argument("--ray-address", metavar="ADDR", default=None, help="join this Ray cluster (with --ray)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -441,14 +489,29 @@ def run(args: argparse.Namespace) -> int:
     config = engine_config("batch", args)
     if config is None:
         return EXIT_USAGE
+    if args.ray_address is not None and not args.ray:
+        sys.stderr.write("docpipe batch: --ray-address needs --ray\n")
+        return EXIT_USAGE
+    if args.ray and importlib.util.find_spec("ray") is None:
+        sys.stderr.write("docpipe batch: --ray needs Ray: pip install 'docpipe[ray]'\n")
+        return EXIT_USAGE
     stop = threading.Event()
     # SIGTERM: stop.set() only -- writing to stderr in a handler could re-enter a write in progress
     with GracefulStop(stop.set, (signal.SIGTERM,)) as graceful:
         try:
-            summary = run_batch(
-                in_dir, out, config, BACKENDS[args.backend], fail_fast=args.fail_fast,
-                retry_failed=args.retry_failed, stop=stop, on_started=graceful.install,
-            )
+            if args.ray:
+                from pipeline.ops.ray_batch import run_ray_batch  # imports Ray only when asked for
+
+                summary = run_ray_batch(
+                    in_dir, out, config, args.backend, address=args.ray_address, actors=args.workers,
+                    fail_fast=args.fail_fast, retry_failed=args.retry_failed, stop=stop,
+                    on_started=graceful.install,
+                )
+            else:
+                summary = run_batch(
+                    in_dir, out, config, BACKENDS[args.backend], fail_fast=args.fail_fast,
+                    retry_failed=args.retry_failed, stop=stop, on_started=graceful.install,
+                )
         except BatchInterrupted as exc:
             sys.stderr.write(exc.summary.line() + " (interrupted; run again to resume)\n")
             return EXIT_INTERRUPTED
