@@ -116,9 +116,19 @@ class RecognitionConfig(_Strict):
 
 
 class ReviewConfig(_Strict):
-    # confidence = extraction score x mean recognition probability. Rules score 0.70-0.92 for label-anchored
-    # values and 0.45 for bare-pattern guesses, so 0.6 sends pattern guesses and unsure reads to review.
-    confidence_threshold: float = Field(0.6, ge=0, le=1)
+    """Routing (``stages/extraction/routing.py``): a document goes straight through when no field is invalid, no
+    required field is missing and its risk P(any field wrong), from the calibrated field confidences, is at most
+    ``max_document_error_rate``."""
+
+    # chosen on the dev split (seed 5) as the largest target whose straight-through documents held at most
+    # 0.5% with a wrong field; see docs/confidence.md for the curve
+    max_document_error_rate: float = Field(0.02, gt=0, le=1)
+    # a found field whose calibrated confidence is below this is always a review reason
+    confidence_threshold: float = Field(0.5, ge=0, le=1)
+    # field confidence = calibrated P(value correct) (models/weights/calibration, fitted by
+    # models/calibration/fit.py); false: the raw extractor score x mean recognition probability (for refitting)
+    calibrated: bool = True
+    calibration_dir: Optional[Path] = None  # default: the registry's docpipe_calibration weights
     # None: the fields marked required in stages/extraction/fields.py
     required_fields: Optional[tuple[str, ...]] = None
 

@@ -77,6 +77,10 @@ class RuleMatch:
     score: float
     method: str  # label | label_right | label_below | narrative | pattern | unknown_label | same_as_policyholder
     normalized: Normalized
+    # competition (evidence for calibrated confidence): candidates for this key with another value, and how far
+    # the best of them scored below this one (1.0 when there is none)
+    rivals: int = 0
+    margin: float = 1.0
 
     @property
     def value(self) -> Optional[str]:
@@ -1701,4 +1705,11 @@ def extract_rules(lines: Sequence[OcrLineLike], today: date) -> dict[str, Option
             best[key] = _Candidate(key, source.score * 0.95, source.order,
                                    RuleMatch(key, m.text, m.line_indices, round(m.score * 0.95, 4),
                                              "same_as_policyholder", m.normalized))
-    return {key: (best[key].match if key in best else None) for key in FIELD_KEYS}
+    return {key: (_with_rivals(best[key], cands) if key in best else None) for key in FIELD_KEYS}
+
+
+def _with_rivals(chosen: _Candidate, cands: Sequence[_Candidate]) -> RuleMatch:
+    """The chosen match with the number of candidates for its key that carry another value, and the score margin."""
+    others = [c.score for c in cands if c.key == chosen.key and c.match.value != chosen.match.value]
+    margin = chosen.score - max(others) if others else 1.0
+    return replace(chosen.match, rivals=len(others), margin=round(margin, 4))
