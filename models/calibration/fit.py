@@ -175,15 +175,16 @@ def cross_validate(data: Data, k: int = 5) -> tuple[list[dict], dict[tuple[str, 
     return rows, oof
 
 
-def absent_rates(data: Data, prior: float = 2.0) -> tuple[dict[str, float], float]:
-    """P(really absent | not found) per field, shrunk towards the pooled rate with ``prior`` pseudo-counts."""
+def absent_rates(data: Data) -> tuple[dict[str, float], float]:
+    """P(really absent | not found) per field: Laplace's rule, (really absent + 1) / (not found + 2); the
+    pooled rate for fields never left empty on the fitting split."""
     if not data.absent:
         return {}, 0.5
-    pooled = float(np.mean([t for _, _, t in data.absent]))
+    pooled = (sum(t for _, _, t in data.absent) + 1) / (len(data.absent) + 2)
     out = {}
     for key in FIELDS:
         obs = [t for _, k, t in data.absent if k == key]
-        out[key] = round((sum(obs) + prior * pooled) / (len(obs) + prior), 4)
+        out[key] = round((sum(obs) + 1) / (len(obs) + 2), 4) if obs else round(pooled, 4)
     return out, round(pooled, 4)
 
 
@@ -208,6 +209,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--out", type=Path, default=Path("models/weights/calibration"))
     ap.add_argument("--version", default=None, help="version string (default: UTC timestamp)")
     ap.add_argument("--floor", type=float, default=0.5, help="review.confidence_threshold used for the curve")
+    ap.add_argument("--max-error", type=float, default=0.005,
+                    help="wanted error rate among straight-through documents (for the recommended risk target)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     data = load(args.reports)
@@ -223,6 +226,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for p in curve:
         log.info("oof target %-6g straight %4d (%.3f)  wrong %d (%s)", p["target"], p["straight_through"],
                  p["straight_through_rate"] or 0, p["wrong_straight_through"], p["error_rate_straight_through"])
+    ok = [p["target"] for p in curve if p["straight_through"] and p["error_rate_straight_through"] <= args.max_error]
+    recommended = max(ok) if ok else None
+    log.info("largest target with out-of-fold error among straight-through <= %g: %s", args.max_error, recommended)
     version = args.version or datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     cal = Calibrator(version=version, coef=tuple(float(c) for c in w), iso_x=ix, iso_y=iy, null_ok=null_ok,
                      default_null_ok=pooled)
@@ -230,6 +236,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "chosen": {"variant": best["variant"], "lambda": best["lambda"]},
         "cross_validation": cv,
         "out_of_fold_routing_curve": curve,
+        "recommended_max_document_error_rate": recommended,
         "fitted_on": [str(p) for p in args.reports],
         "fields": int(len(data.y)), "wrong_fields": int((data.y == 0).sum()), "documents": len(data.docs),
         "command": "python -m models.calibration.fit " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:])),

@@ -9,7 +9,9 @@ from typing import Optional, Sequence
 import numpy as np
 
 # document risk targets the curve is evaluated at (review.max_document_error_rate)
-CURVE_TARGETS: tuple[float, ...] = (0.001, 0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.5, 1.0)
+CURVE_TARGETS: tuple[float, ...] = (
+    0.001, 0.002, 0.005, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.1, 0.15, 0.2, 0.5, 1.0,
+)
 
 
 def reliability_table(conf: Sequence[float], correct: Sequence[bool], bins: int = 10) -> list[dict]:

@@ -120,9 +120,10 @@ class ReviewConfig(_Strict):
     required field is missing and its risk P(any field wrong), from the calibrated field confidences, is at most
     ``max_document_error_rate``."""
 
-    # chosen on the dev split (seed 5) as the largest target whose straight-through documents held at most
-    # 0.5% with a wrong field; see docs/confidence.md for the curve
-    max_document_error_rate: float = Field(0.02, gt=0, le=1)
+    # P(any field wrong) a document may carry and still go straight through. 0.08: the largest target at which
+    # the dev split (seed 5, out-of-fold confidences) kept <= 0.5% wrong documents among straight-through ones
+    # (models/calibration/fit.py prints the curve; docs/confidence.md)
+    max_document_error_rate: float = Field(0.08, gt=0, le=1)
     # a found field whose calibrated confidence is below this is always a review reason
     confidence_threshold: float = Field(0.5, ge=0, le=1)
     # field confidence = calibrated P(value correct) (models/weights/calibration, fitted by
