@@ -122,3 +122,15 @@ def test_calibrator_without_isotonic_is_plain_logistic(cal):
     ev = _ev()
     z = float(np.dot(plain.coef, feature_vector(ev)))
     assert plain.confidence(ev) == pytest.approx(1 / (1 + np.exp(-z)))
+
+
+def test_a_missing_field_is_a_review_reason(cal, chars):
+    """A required field not found is always a reason; a field that is usually present when not found (the
+    shipped calibrator's P(really absent) for issue_date is below 1 - the risk target) is one too."""
+    lines = [[_line("张三", [0.999, 0.999])]]
+    name = Candidate("policyholder_name", "张三", ((0, 0, 0), (0, 0, 1)), 0.9, "rules", "label")
+    asm = FieldAssembler(chars, 0.5, ("insured_name",), calibrator=cal, max_error_rate=0.08)
+    _, reasons, diag = asm.assemble({"policyholder_name": [name]}, lines, TODAY)
+    assert "missing:insured_name" in reasons and "missing:insured_name" in diag["routing"]["hard_reasons"]
+    assert cal.absent_ok("issue_date") < 1 - 0.08
+    assert "missing:issue_date" in reasons
