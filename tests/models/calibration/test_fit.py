@@ -64,3 +64,21 @@ def test_fit_writes_a_file_the_runtime_loads(tmp_path):
     assert np.array_equal(data.x[0], feature_vector(FieldEvidence.from_dict(s["evidence"])))
     assert cal.confidence(_ev(0.75, 0.99)) > cal.confidence(_ev(0.75, 0.4))
     assert 0.3 < cal.absent_ok("issue_date") < 0.7  # 6 of 12 not-found issue dates were really absent
+
+
+def test_replay_reproduces_the_confidences_the_runtime_wrote(tmp_path):
+    from models.calibration.replay import main as replay_main
+
+    rep = _report(np.random.default_rng(2))
+    path = tmp_path / "dev.json"
+    path.write_text(json.dumps(rep), encoding="utf-8")
+    out = tmp_path / "cal"
+    main([str(path), "--out", str(out), "--version", "t"])
+    cal = load_calibrator(out)
+    for s in rep["calibration_samples"]:  # what the pipeline writes: the calibrated confidence, 4 decimals
+        s["confidence"] = round(cal.confidence(FieldEvidence.from_dict(s["evidence"])), 4)
+    path.write_text(json.dumps(rep), encoding="utf-8")
+    assert replay_main([str(path), "--calibration", str(out), "--check"]) == 0
+    rep["calibration_samples"][0]["confidence"] += 0.01
+    path.write_text(json.dumps(rep), encoding="utf-8")
+    assert replay_main([str(path), "--calibration", str(out), "--check"]) == 1
