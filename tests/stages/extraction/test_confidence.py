@@ -134,3 +134,18 @@ def test_a_missing_field_is_a_review_reason(cal, chars):
     assert "missing:insured_name" in reasons and "missing:insured_name" in diag["routing"]["hard_reasons"]
     assert cal.absent_ok("issue_date") < 1 - 0.08
     assert "missing:issue_date" in reasons
+
+
+def test_extractor_agreement_is_evidence_and_disagreement_a_reason(cal, chars):
+    lines = [[_line("张三李四", [0.99] * 4)]]
+    rules = Candidate("policyholder_name", "张三", ((0, 0, 0), (0, 0, 1)), 0.85, "rules", "label_right")
+    same = Candidate("policyholder_name", "张三", ((0, 0, 0), (0, 0, 1)), 0.9, "model")
+    other = Candidate("policyholder_name", "李四", ((0, 0, 2), (0, 0, 3)), 0.9, "model")
+    asm = FieldAssembler(chars, 0.5, (), calibrator=cal, max_error_rate=0.08)
+    f1, r1, d1 = asm.assemble({"policyholder_name": [rules, same]}, lines, TODAY)
+    f2, r2, d2 = asm.assemble({"policyholder_name": [rules, other]}, lines, TODAY)
+    assert d1["evidence"]["policyholder_name"]["agree"] is True and "extractors_disagree:policyholder_name" not in r1
+    assert d2["evidence"]["policyholder_name"]["agree"] is False and "extractors_disagree:policyholder_name" in r2
+    assert f1["policyholder_name"]["confidence"] >= f2["policyholder_name"]["confidence"]
+    rules_only = asm.assemble({"policyholder_name": [rules]}, lines, TODAY)[2]
+    assert rules_only["evidence"]["policyholder_name"]["agree"] is None  # one extractor: neutral
