@@ -1,5 +1,6 @@
 """From field candidates to the output's ``fields``: normalization, constrained CTC re-decoding,
-cross-field validation, confidence, polygon and the review decision (DESIGN.md §4-§5).
+cross-field validation, calibrated confidence (evidence.py, confidence.py), polygon and the review decision
+(routing.py) (DESIGN.md §4-§5).
 
 Candidates come from the ERNIE-Layout extractor (``model``) and from the rules baseline (``rules``); both
 point at characters of the OCR lines, so every field keeps its polygon, its recognition probabilities
@@ -138,15 +139,6 @@ class FieldAssembler:
         x0, y0 = pts.min(axis=0)
         x1, y1 = pts.max(axis=0)
         return polygon_json(np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]]))
-
-    @staticmethod
-    def recognition_prob(cand: Candidate, lines: Sequence[Sequence[TextLine]]) -> float:
-        probs = []
-        for p, li, ci in cand.chars:
-            cp = lines[p][li].char_probs
-            if ci < len(cp):
-                probs.append(cp[ci])
-        return float(np.mean(probs)) if probs else 0.0
 
     def choose(self, cands: Sequence[Candidate], lines: Sequence[Sequence[TextLine]], today: date) -> Optional[Decision]:
         """The first candidate (in preference order) whose value validates, after re-decoding; else the first."""
