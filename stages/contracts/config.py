@@ -117,9 +117,20 @@ class RecognitionConfig(_Strict):
 
 
 class ReviewConfig(_Strict):
-    # confidence = extraction score x mean recognition probability. Rules score 0.70-0.92 for label-anchored
-    # values and 0.45 for bare-pattern guesses, so 0.6 sends pattern guesses and unsure reads to review.
-    confidence_threshold: float = Field(0.6, ge=0, le=1)
+    """Routing (``stages/extraction/routing.py``): a document goes straight through when no field is invalid, no
+    required field is missing and its risk P(any field wrong), from the calibrated field confidences, is at most
+    ``max_document_error_rate``."""
+
+    # P(any field wrong) a document may carry and still go straight through. 0.08: the largest target at which
+    # the dev split (seed 5, out-of-fold confidences) kept <= 0.5% wrong documents among straight-through ones
+    # (models/calibration/fit.py prints the curve; docs/confidence.md)
+    max_document_error_rate: float = Field(0.08, gt=0, le=1)
+    # a found field whose calibrated confidence is below this is always a review reason
+    confidence_threshold: float = Field(0.5, ge=0, le=1)
+    # field confidence = calibrated P(value correct) (models/weights/calibration, fitted by
+    # models/calibration/fit.py); false: the raw extractor score x mean recognition probability (for refitting)
+    calibrated: bool = True
+    calibration_dir: Optional[Path] = None  # default: the registry's docpipe_calibration weights
     # None: the fields marked required in stages/contracts/fields.py
     required_fields: Optional[tuple[str, ...]] = None
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from stages.contracts.config import DocpipeConfig
 from stages.extraction.assemble import Candidate, FieldAssembler
+from stages.extraction.confidence import load_calibrator
 from stages.extraction.fields import FIELDS
 from stages.extraction.rules import RuleMatch, extract_rules
 from stages.recognition.ctc import CharDict
@@ -46,7 +47,7 @@ def rule_candidate(m: RuleMatch, flat_lines: Sequence[tuple[int, int, TextLine]]
     chars: tuple[tuple[int, int, int], ...] = ()
     if pos:
         chars = tuple((involved[k][0], involved[k][1], ci) for k, ci in pos)
-    return Candidate(m.key, m.text, chars, float(m.score), "rules")
+    return Candidate(m.key, m.text, chars, float(m.score), "rules", m.method, m.rivals, m.margin)
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,12 @@ class ExtractionStage:
         required = config.review.required_fields
         if required is None:
             required = tuple(k for k, s in FIELDS.items() if s.required)
-        self.assembler = FieldAssembler(chars, config.review.confidence_threshold, required, redecode=ec.redecode)
+        rc = config.review
+        calibrator = load_calibrator(rc.calibration_dir) if rc.calibrated else None
+        self.assembler = FieldAssembler(
+            chars, rc.confidence_threshold, required, redecode=ec.redecode, calibrator=calibrator,
+            max_error_rate=rc.max_document_error_rate if rc.calibrated else 1.0,
+        )
 
     def model_candidates(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page]) -> dict[str, Candidate]:
         from stages.extraction.ernie import Extraction, ExtractorLine, ExtractorPage

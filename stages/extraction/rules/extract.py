@@ -1,6 +1,7 @@
 """The rules extractor's entry point: every strategy's candidates, conflicts settled, the best one per field."""
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date
 from typing import Iterable, Optional, Sequence
 
@@ -71,4 +72,11 @@ def extract_rules(lines: Sequence[OcrLineLike], today: date) -> dict[str, Option
             best[key] = RuleCandidate(key, source.score * 0.95, source.order,
                                   RuleMatch(key, m.text, m.line_indices, round(m.score * 0.95, 4),
                                             "same_as_policyholder", m.normalized))
-    return {key: (best[key].match if key in best else None) for key in FIELD_KEYS}
+    return {key: (_with_rivals(best[key], cands) if key in best else None) for key in FIELD_KEYS}
+
+
+def _with_rivals(chosen: RuleCandidate, cands: Sequence[RuleCandidate]) -> RuleMatch:
+    """The chosen match with the number of candidates for its key that carry another value, and the score margin."""
+    others = [c.score for c in cands if c.key == chosen.key and c.match.value != chosen.match.value]
+    margin = chosen.score - max(others) if others else 1.0
+    return replace(chosen.match, rivals=len(others), margin=round(margin, 4))

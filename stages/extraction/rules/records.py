@@ -48,6 +48,10 @@ class RuleMatch:
     score: float
     method: str  # label | label_right | label_below | narrative | pattern | unknown_label | same_as_policyholder
     normalized: Normalized
+    # competition (evidence for calibrated confidence): candidates for this key with another value, and how far
+    # the best of them scored below this one (1.0 when there is none)
+    rivals: int = 0
+    margin: float = 1.0
 
     @property
     def value(self) -> Optional[str]:
