@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, TextIO
 
 from stages.contracts.config import DocpipeConfig, with_overrides
 from pipeline.core.resources import usable_cpus
-from pipeline.ops.batch import (
+from pipeline.ops.batch_job import (
     BatchInterrupted,
     BatchSummary,
     Progress,
