@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Optional, Sequence
 from stages.extraction.fields import FIELDS, normalize_field
 from stages.extraction.rules.lines import norm_pos, raw_text
 from stages.extraction.rules.records import RuleMatch
-from stages.extraction.rules.values import plausibility, trim_value
+from stages.extraction.rules.values import cut_from_spaced_word, plausibility, trim_value
 
 if TYPE_CHECKING:
     from stages.extraction.rules.document import PreparedDocument
@@ -67,6 +67,10 @@ def segments_candidate(doc: PreparedDocument, key: str, segments: Sequence[tuple
     raw = "".join(parts)
     if not raw.strip():
         return None
+    if FIELDS[key].kind in ("name", "beneficiary"):
+        li, k = owner[e - 1]
+        if cut_from_spaced_word(text[s:e], doc.lines[li].norm[k + 1:]):
+            return None  # the first characters of a letter-spaced label, not a name
     return text_candidate(doc, key, raw, tuple(lines), method, base)
 
 

@@ -51,6 +51,13 @@ def test_a_middle_dot_ends_an_address_running_into_a_sentence() -> None:
     assert got["policyholder_address"] == "江西省南昌市东湖区青年南路692号702室"
 
 
+def test_the_first_characters_of_a_letter_spaced_label_are_no_name() -> None:
+    got = values(rows(("投保人", "联 络 电 话"), ("", "13912345678"), ("被保险人", "赵 明")))
+    assert got["policyholder_name"] is None  # not 联络
+    assert got["policyholder_phone"] == "13912345678"
+    assert got["insured_name"] == "赵明"  # a letter-spaced name that ends where its box ends is still a name
+
+
 def test_a_year_is_no_amount() -> None:
     got = values(rows(("投保险种", "年交保费"), ("安盈两全保险", "（2026版）")))
     assert got["product_name"] == "安盈两全保险"
