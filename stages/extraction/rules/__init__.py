@@ -21,6 +21,6 @@ spaces) is split; a label wrapped inside a table cell (``投保人通讯地`` / 
 that wraps (in a paragraph or a cell) is continued on the next line (:mod:`.wrapping`).
 """
 from stages.extraction.rules.extract import extract_rules
-from stages.extraction.rules.records import OcrLine, OcrLineLike, RuleMatch, lines_from_records
+from stages.extraction.rules.records import OcrLine, RuleMatch, lines_from_records
 
-__all__ = ["OcrLine", "OcrLineLike", "RuleMatch", "extract_rules", "lines_from_records"]
+__all__ = ["OcrLine", "RuleMatch", "extract_rules", "lines_from_records"]

@@ -5,9 +5,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional, Sequence
 
 from stages.extraction.fields import FIELDS, normalize_field
+from stages.extraction.rules.amounts import prefer_capital
 from stages.extraction.rules.lines import norm_pos, raw_text
 from stages.extraction.rules.records import RuleMatch
-from stages.extraction.rules.values import plausibility, trim_value
+from stages.extraction.rules.values import cut_from_spaced_word, plausibility, trim_value
+from stages.postprocess.normalize import Normalized
 
 if TYPE_CHECKING:
     from stages.extraction.rules.document import PreparedDocument
@@ -67,13 +69,23 @@ def segments_candidate(doc: PreparedDocument, key: str, segments: Sequence[tuple
     raw = "".join(parts)
     if not raw.strip():
         return None
+    if FIELDS[key].kind in ("name", "beneficiary"):
+        li, k = owner[e - 1]
+        if cut_from_spaced_word(text[s:e], doc.lines[li].norm[k + 1:]):
+            return None  # the first characters of a letter-spaced label, not a name
     return text_candidate(doc, key, raw, tuple(lines), method, base)
 
 
 def text_candidate(doc: PreparedDocument, key: str, text: str, lines: tuple[int, ...], method: str,
-                   base: float) -> Optional[RuleCandidate]:
-    """Normalize and score ``text`` (read from boxes ``lines``) as a value of ``key``; ``None`` if implausible."""
+                   base: float, issues: tuple[str, ...] = ()) -> Optional[RuleCandidate]:
+    """Normalize and score ``text`` (read from boxes ``lines``) as a value of ``key``, with ``issues`` added to the
+    normalizer's; an amount whose capital and Arabic forms disagree is read from its capitals
+    (:func:`amounts.prefer_capital`). ``None`` if implausible."""
     n = normalize_field(key, text, doc.today)
+    if FIELDS[key].kind == "amount":
+        text, n = prefer_capital(text, n)
+    if issues:
+        n = Normalized(n.value, tuple(dict.fromkeys(n.issues + issues)))
     factor = plausibility(key, n, method)
     if factor is None:
         return None

@@ -12,6 +12,7 @@ from stages.extraction.rules.labels import label_candidates
 from stages.extraction.rules.narrative import join_lines, narrative_candidates
 from stages.extraction.rules.patterns import pattern_candidates
 from stages.extraction.rules.records import OcrLineLike, RuleMatch
+from stages.extraction.rules.role_tables import role_table_candidates
 from stages.extraction.rules.unknown_labels import unknown_label_candidates
 
 
@@ -59,7 +60,8 @@ def extract_rules(lines: Sequence[OcrLineLike], today: date) -> dict[str, Option
     """
     doc = PreparedDocument(lines, today)
     label_cands, same_as = label_candidates(doc)
-    cands = label_cands + narrative_candidates(doc, join_lines(doc)) + pattern_candidates(doc)
+    cands = label_cands + role_table_candidates(doc) + narrative_candidates(doc, join_lines(doc))
+    cands += pattern_candidates(doc)
     cands = _drop_contradicted(cands)
     labelled = _best(c for c in cands if c.key != UNSURE_ID and c.match.method != "pattern")
     cands += unknown_label_candidates(doc, labelled)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 
 from stages.extraction.fields import FIELDS
+from stages.extraction.rules.amounts import capital_beside, capital_run
 from stages.extraction.rules.candidates import (
     SCORE_BELOW,
     SCORE_LABEL_PLAIN,
@@ -13,6 +14,7 @@ from stages.extraction.rules.candidates import (
     RuleCandidate,
     retarget,
     segments_candidate,
+    text_candidate,
 )
 from stages.extraction.rules.document import PreparedDocument
 from stages.extraction.rules.lexicon import ROLE_FIELDS, SAME_AS_POLICYHOLDER
@@ -22,7 +24,7 @@ from stages.extraction.rules.occurrences import LabelHit, skip_connectors
 from stages.extraction.rules.roles import resolve_role
 from stages.extraction.rules.values import strip_separators
 from stages.extraction.rules.wrapping import cell_tail, continuation
-from stages.postprocess.normalize import date_spans
+from stages.postprocess.normalize import ISSUE_AMOUNT_MISMATCH, date_spans
 
 CONTINUABLE = ("amount", "date", "id_number", "phone", "text")  # kinds whose value may wrap onto the next line
 ValueSite = tuple[Segments, Segments, str, float]  # (segments, continuation, method, base score)
@@ -161,10 +163,27 @@ def label_candidates(doc: PreparedDocument) -> tuple[list[RuleCandidate], set[st
                     if real == "policyholder_address" and not cont:
                         cont = cell_tail(doc, segments[-1])
                         wrapped = bool(cont)
-                    c = segments_candidate(doc, real, segments + cont if wrapped else segments, method, base * factor)
+                    site = segments + cont if wrapped else segments
+                    c = segments_candidate(doc, real, site, method, base * factor)
+                    if c is not None and FIELDS[real].kind == "amount":
+                        c = _checked_against_capital(doc, c, site[-1], base * factor)
                     if c is not None:
                         out.append(retarget(c, UNSURE_ID) if key == UNSURE_ID else c)
     return out, same_as
+
+
+def _checked_against_capital(doc: PreparedDocument, c: RuleCandidate, last: tuple[int, int, int],
+                             base: float) -> RuleCandidate:
+    """An amount followed on its line by a capital amount that disagrees (``¥87.60  大写：捌仟柒佰陆拾元整``): the
+    capital amount, with the ``amount_mismatch`` issue."""
+    if capital_run(c.match.text) is not None or not any(ch.isdigit() for ch in c.match.text):
+        return c  # the value holds its capital amount already, or no digits to check
+    found = capital_beside(doc, last[0], last[2])
+    if found is None:
+        return c
+    text, box = found
+    alt = text_candidate(doc, c.key, text, (box,), c.match.method, base, issues=(ISSUE_AMOUNT_MISMATCH,))
+    return c if alt is None or alt.match.value == c.match.value else alt
 
 
 def period_candidates(doc: PreparedDocument, segments: Segments, method: str, base: float) -> list[RuleCandidate]:

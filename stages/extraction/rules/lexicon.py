@@ -126,6 +126,16 @@ DISTRACTOR_WORDS = ("客服", "热线", "服务电话", "咨询", "投诉", "代
                     "公司", "传真", "网址", "工号", "销售人员", "服务人员")
 
 
+# what a date label says about its date (for labels outside the lexicon: 保障开始日, 合同结束日期, 保单填发日期);
+# a label with words of both the start and the end (起止日期) names the whole period
+DATE_LABEL_ENDS = ("日期", "日", "时间", "时", "期")
+DATE_MEANING_WORDS: dict[str, tuple[str, ...]] = {
+    "effective_date": ("生效", "开始", "起"),
+    "expiry_date": ("满期", "期满", "终止", "结束", "届满", "截止", "止"),
+    "issue_date": ("签发", "签单", "签", "出单", "填发", "开具", "成立"),
+}
+
+
 def _build_labels() -> dict[str, LabelDef]:
     labels: dict[str, LabelDef] = {}
 

@@ -31,7 +31,8 @@ _NARRATIVE_PATTERNS: dict[str, re.Pattern[str]] = {
         r"(?=以|为|向|,|;|。|于|就|已|作为|与|在|同意|自愿|申请|\()"),
     "insured": re.compile(rf"以(?P<name>{_NAME_PAT})(?:{_ID_IN_PARENS})?为被保险人"),
     "product": re.compile(
-        r"(?:向|在)(?:本公司|我公司|本司|我司)?投保(?:了)?(?P<name>[\u4e00-\u9fffA-Za-z0-9()·]{2,30}?(?:保险|险)"
+        r"(?:向[^,;。\x00]{0,30}?|在(?:本公司|我公司|本司|我司)?)投保(?!人)(?:了)?"  # 向<any insurer>投保
+        r"(?P<name>[\u4e00-\u9fffA-Za-z0-9()·]{2,30}?(?:保险|险)"
         r"(?:\([\u4e00-\u9fff0-9]{1,10}\))?(?:[A-Z]款)?)(?=[,;。\x00]|$)"),
     "product_quoted": re.compile(r"投保(?:了)?[《(](?P<name>[^《》,;。]{2,40})》"),  # OCR may read 《 as (
     "beneficiary": re.compile(rf"受益人(?:为|是)(?P<name>法定继承人|法定受益人|法定|{_NAME_PAT})(?=[,;。(\x00]|$)"),

@@ -13,6 +13,8 @@ from stages.extraction.rules.document import PreparedDocument
 from stages.extraction.rules.labels import CONTINUABLE, ValueSite, hit_fields, period_candidates, value_sites
 from stages.extraction.rules.lexicon import (
     ATTR_WORDS,
+    DATE_LABEL_ENDS,
+    DATE_MEANING_WORDS,
     DISTRACTOR_WORDS,
     LABELS,
     PERIOD_LABELS,
@@ -126,6 +128,17 @@ def _explicit_role(text: str) -> Optional[str]:
     return roles.pop() if len(roles) == 1 else None
 
 
+def date_meaning(text: str) -> Optional[str]:
+    """Which date a date label names by its words (:data:`lexicon.DATE_MEANING_WORDS`): a date key, ``_period`` for
+    a label naming both ends, ``None`` for a label that is no date label or says nothing (or contradicts itself)."""
+    if not text.endswith(DATE_LABEL_ENDS):
+        return None
+    found = {key for key, words in DATE_MEANING_WORDS.items() if any(w in text for w in words)}
+    if found == {"effective_date", "expiry_date"}:
+        return "_period"
+    return found.pop() if len(found) == 1 else None
+
+
 _PERSON_LABEL_ENDS = ("人", "姓名", "名称")  # 要保人, 受益人, 投保人姓名
 _GLUED_PRODUCT_SIMILARITY = 0.6
 
@@ -176,7 +189,12 @@ def unknown_label_candidates(doc: PreparedDocument, filled: Mapping[str, RuleCan
             role = _explicit_role(u.text)
             allowed = [k for k in keys if (not u.glued or _glued_ok(u.text, k))
                        and (role is None or _KEY_ROLE.get(k) in (None, role))]
+            meaning = date_meaning(u.text)
+            if meaning is not None:
+                allowed = [k for k in allowed if k == meaning]
             sims = field_similarities(u.text, {k: _LABELS_BY_FIELD[k] for k in allowed})
+            if meaning in sims:
+                sims[meaning] = max(sims[meaning], _MIN_SIMILARITY)
             for prefix, prefix_owner in prefix_role.items():
                 if u.text.startswith(prefix) and u.text != prefix:
                     for attr in ATTR_WORDS:

@@ -84,6 +84,12 @@ def _trim_name(norm: str, s: int, e: int) -> int:
     return i
 
 
+def cut_from_spaced_word(value: str, after: str) -> bool:
+    """``value`` is letter-spaced (one space between characters) and ``after`` (the text that follows it in its box)
+    goes on in the same spacing: the value was cut out of a longer letter-spaced word (联 络 | 电 话, a label)."""
+    return bool(_SPACED_RE.fullmatch(value) and _SPACED_AFTER_RE.match(after))
+
+
 def trim_value(kind: str, norm: str, s: int, e: int) -> tuple[int, int]:
     """The part of ``norm[s:e]`` that holds a value of ``kind`` (after the label's separators)."""
     s, e = strip_separators(norm, s, e)
@@ -99,6 +105,8 @@ def trim_value(kind: str, norm: str, s: int, e: int) -> tuple[int, int]:
         e = _prefix_of(norm, s, e, _PHONE_CHARS)
     elif kind == "amount":
         e = _prefix_of(norm, s, _cut_gap(norm, s, e, 3), AMOUNT_CHARS)
+        if e < len(norm) and norm[e] in _YEAR_SUFFIXES and _YEAR_RE.fullmatch(norm[s:e].strip("( ")):
+            return s, s  # (2026版), 2036年2月28日: a year, not an amount
     elif kind == "date":
         spans = date_spans(norm[s:e])
         if not spans or spans[0][0] > 2:
@@ -120,6 +128,10 @@ def trim_value(kind: str, norm: str, s: int, e: int) -> tuple[int, int]:
 
 
 _NAME_LEADER_LOOKALIKES = "一十"
+_YEAR_RE = re.compile(r"(?:19|20)\d\d")
+_YEAR_SUFFIXES = "版年款"
+_SPACED_RE = re.compile(r"\S(?: \S)+")
+_SPACED_AFTER_RE = re.compile(r" [\u4e00-\u9fff](?: |$)")
 _PROVINCES = ("北京", "天津", "上海", "重庆", "河北", "山西", "辽宁", "吉林", "黑龙江", "江苏", "浙江", "安徽", "福建",
               "江西", "山东", "河南", "湖北", "湖南", "广东", "海南", "四川", "贵州", "云南", "陕西", "甘肃", "青海",
               "台湾", "内蒙古", "广西", "西藏", "宁夏", "新疆", "香港", "澳门")

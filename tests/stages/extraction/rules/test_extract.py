@@ -49,7 +49,7 @@ def test_invalid_values_are_reported_not_dropped() -> None:
     ph = result["policyholder_id_number"]
     assert ph is not None and ph.value == bad_id and ph.normalized.issues == ("id_checksum",)
     s = result["sum_insured"]
-    assert s is not None and s.value == "400000.00" and s.normalized.issues == ("amount_mismatch",)
+    assert s is not None and s.value == "500000.00" and s.normalized.issues == ("amount_mismatch",)  # capitals win
     assert result["effective_date"] is None  # no parseable date: nothing to report
 
 

@@ -195,3 +195,18 @@ def test_a_period_split_into_touching_boxes_under_its_header() -> None:
 def test_a_sentence_ending_in_a_label_word_is_no_label() -> None:
     lines = rows(("可以提出解除本合同，我们将无息退还您所支付的全部保险费。",), ("4.本合同所称周岁，是以法定身份证明文件为准",))
     assert values(lines)["premium"] is None
+
+
+def test_a_label_matched_only_in_part_leaves_no_tail_in_the_value() -> None:
+    """保险产品 and 承保机构 are lexicon labels; 全称 is not: 保险产品全称 is one label, so its value has no 全称."""
+    got = values(rows(("保险产品全称：安盈两全保险",), ("承保机构全称：瑞丰人寿保险股份有限公司",),
+                      ("保险金额合计数：80,000.00元",)))
+    assert got["product_name"] == "安盈两全保险"
+    assert got["insurer"] == "瑞丰人寿保险股份有限公司"
+    assert got["sum_insured"] == "80000.00"
+    assert got["policyholder_name"] is None  # 全称 is no attribute label of its own
+
+
+def test_a_value_glued_to_its_label_is_no_label_tail() -> None:
+    got = values(rows(("投保人张三 联络方式：13912345678",), ("保险金额保险费：",)))
+    assert got["policyholder_name"] == "张三"  # set apart by a space: a value, not the rest of the label

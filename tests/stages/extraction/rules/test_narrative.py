@@ -1,7 +1,7 @@
 """Strategy 2: sentences over wrapped paragraphs, and labels broken by a wrap."""
 from __future__ import annotations
 
-from tests.stages.extraction.rules.helpers import EXPECTED, INS_ID, PH_ID, box, rows, values
+from tests.stages.extraction.rules.helpers import EXPECTED, INS_ID, PH_ID, box, paragraph, rows, values
 
 
 def test_narrative_sentence() -> None:
@@ -62,3 +62,9 @@ def test_narrative_ids_under_any_id_label_and_a_misread_quote() -> None:
     assert got["insured_id_number"] == INS_ID
     assert got["product_name"] == "乐享门急诊医疗保险B款"
     assert got["policyholder_phone"] == "15399507242"
+
+
+def test_a_product_insured_with_a_named_company() -> None:
+    got = values(paragraph("兹有投保人张三向瑞丰人寿保险股份有限公司投保安盈两全保险，保险金额为人民币拾万元整。"))
+    assert got["product_name"] == "安盈两全保险"
+    assert got["policyholder_name"] == "张三"

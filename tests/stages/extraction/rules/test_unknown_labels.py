@@ -56,3 +56,17 @@ def test_an_unknown_label_naming_a_known_role_is_placed_first() -> None:
     assert got["policyholder_id_number"] == PH_ID  # 投保人… names its owner; 受保人… takes what is left
     assert got["insured_name"] == "郑洋"
     assert got["insured_id_number"] == INS_ID
+
+
+def test_unfamiliar_date_labels_are_read_by_what_their_words_say() -> None:
+    got = values(rows(("合同结束日：2036年2月28日",), ("合同开始日：2026年3月1日",), ("保单填发日期：2026年2月20日",)))
+    assert got["effective_date"] == "2026-03-01"
+    assert got["expiry_date"] == "2036-02-28"
+    assert got["issue_date"] == "2026-02-20"
+    assert got["sum_insured"] is None  # 2036年… is no amount
+
+
+def test_a_date_label_naming_both_ends_is_a_period() -> None:
+    got = values(rows(("保障起讫日期", "2026年3月1日零时起至2036年2月28日二十四时止"),))
+    assert got["effective_date"] == "2026-03-01"
+    assert got["expiry_date"] == "2036-02-28"

@@ -49,3 +49,17 @@ def test_specks_read_as_characters_before_a_name_or_a_province_are_dropped() -> 
 def test_a_middle_dot_ends_an_address_running_into_a_sentence() -> None:
     got = values(rows(("投保人通讯地址：江西省南昌市东湖区青年南路692号702室·本保险单签发日期为2021年12月25日。",)))
     assert got["policyholder_address"] == "江西省南昌市东湖区青年南路692号702室"
+
+
+def test_the_first_characters_of_a_letter_spaced_label_are_no_name() -> None:
+    got = values(rows(("投保人", "联 络 电 话"), ("", "13912345678"), ("被保险人", "赵 明")))
+    assert got["policyholder_name"] is None  # not 联络
+    assert got["policyholder_phone"] == "13912345678"
+    assert got["insured_name"] == "赵明"  # a letter-spaced name that ends where its box ends is still a name
+
+
+def test_a_year_is_no_amount() -> None:
+    got = values(rows(("投保险种", "年交保费"), ("安盈两全保险", "（2026版）")))
+    assert got["product_name"] == "安盈两全保险"
+    assert got["premium"] is None
+    assert values(rows(("年交保费：2026.00元",)))["premium"] == "2026.00"  # an amount that only looks like a year
