@@ -17,10 +17,10 @@ from stages.extraction.rules.lines import (
     points_of,
     prepare_line,
     split_at_gaps,
+    wraps_onto,
 )
 from stages.extraction.rules.occurrences import LabelHit, find_label_hits
 from stages.extraction.rules.records import OcrLineLike
-from stages.extraction.rules.wrapping import wraps_onto
 from stages.layout import text_angle
 
 
@@ -73,7 +73,7 @@ class PreparedDocument:
         return end
 
     def next_in_paragraph(self, li: int, joiners: bool = True) -> Optional[LineBox]:
-        """The line that ``li`` wraps onto (:func:`wrapping.wraps_onto`; memoized)."""
+        """The line that ``li`` wraps onto (:func:`lines.wraps_onto`; memoized)."""
         key = (li, joiners)
         if key not in self._next:
             self._next[key] = wraps_onto(self.lines[li], self.live, self.right_edge, joiners)

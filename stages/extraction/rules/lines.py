@@ -7,7 +7,7 @@ import bisect
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -180,3 +180,25 @@ def merge_wrapped_labels(lines: list[LineBox]) -> tuple[list[LineBox], set[int]]
 
 
 Segments = tuple[tuple[int, int, int], ...]  # a value spread over compact spans (line, start, end)
+
+
+def wraps_onto(line: LineBox, live: Sequence[LineBox], right_edge: Mapping[int, float],
+               joiners: bool) -> Optional[LineBox]:
+    """The line that ``line`` wraps onto: just below, about the same x, and either ``line`` ends in a joiner (``至``,
+    ``-``, ``:``; when ``joiners``) or the next line's first phrase would not have fitted after its end (``right_edge``:
+    the right end of the text per page)."""
+    joiner = joiners and line.comp.endswith(("至", "-", "~", "到", "—", "起", ":"))
+    if not joiner and len(line.comp) < 16:
+        return None
+    below = [ln for ln in live if ln.page == line.page and ln.y0 >= line.cy
+             and ln.y0 - line.y1 <= 0.7 * line.height and abs(ln.x0 - line.x0) <= 2 * line.height]
+    if not below:
+        return None
+    nxt = min(below, key=lambda ln: ln.y0)
+    if joiner:
+        return nxt
+    # wrapped: the next line's first phrase would not have fitted after this line's end
+    char_w = max((line.x1 - line.x0) / len(line.comp), 0.8 * line.height)
+    first = re.split(r"[,;。、!?]", nxt.comp, maxsplit=1)[0] or nxt.comp
+    fits = line.x1 + min(len(first), 40) * char_w <= right_edge[line.page]
+    return None if fits else nxt

@@ -1,36 +1,14 @@
-"""Wrapped text: the line a paragraph line runs on to, and the rest of a value wrapped in a paragraph or a cell."""
+"""Wrapped text: the rest of a value wrapped in a paragraph or a cell (the line a paragraph line runs on to is
+:func:`stages.extraction.rules.lines.wraps_onto`)."""
 from __future__ import annotations
 
-import re
-from typing import TYPE_CHECKING, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Optional
 
-from stages.extraction.rules.lines import UNKNOWN_LABEL_START_RE, LineBox, Segments, content_start, same_row, x_at
+from stages.extraction.rules.lines import UNKNOWN_LABEL_START_RE, Segments, content_start, same_row, x_at
 from stages.extraction.rules.neighbours import right_of
 
 if TYPE_CHECKING:
     from stages.extraction.rules.document import PreparedDocument
-
-
-def wraps_onto(line: LineBox, live: Sequence[LineBox], right_edge: Mapping[int, float],
-               joiners: bool) -> Optional[LineBox]:
-    """The line that ``line`` wraps onto: just below, about the same x, and either ``line`` ends in a joiner (``至``,
-    ``-``, ``:``; when ``joiners``) or the next line's first phrase would not have fitted after its end (``right_edge``:
-    the right end of the text per page)."""
-    joiner = joiners and line.comp.endswith(("至", "-", "~", "到", "—", "起", ":"))
-    if not joiner and len(line.comp) < 16:
-        return None
-    below = [ln for ln in live if ln.page == line.page and ln.y0 >= line.cy
-             and ln.y0 - line.y1 <= 0.7 * line.height and abs(ln.x0 - line.x0) <= 2 * line.height]
-    if not below:
-        return None
-    nxt = min(below, key=lambda ln: ln.y0)
-    if joiner:
-        return nxt
-    # wrapped: the next line's first phrase would not have fitted after this line's end
-    char_w = max((line.x1 - line.x0) / len(line.comp), 0.8 * line.height)
-    first = re.split(r"[,;。、!?]", nxt.comp, maxsplit=1)[0] or nxt.comp
-    fits = line.x1 + min(len(first), 40) * char_w <= right_edge[line.page]
-    return None if fits else nxt
 
 
 def continuation(doc: PreparedDocument, li: int, joiners: bool = True) -> Optional[int]:
