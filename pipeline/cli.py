@@ -37,6 +37,9 @@ def _bench() -> ModuleType:
 def _serve() -> ModuleType:
     from pipeline.commands import serve_cmd
     return serve_cmd
+def _train() -> ModuleType:
+    from pipeline.commands import train_cmd
+    return train_cmd
 
 
 def _synth() -> ModuleType:
@@ -51,6 +54,7 @@ COMMANDS: dict[str, tuple[Callable[[], ModuleType], str]] = {
     "eval": (_eval, "accuracy report against ground-truth JSON"),
     "bench": (_bench, "throughput and accuracy against peer OCR engines"),
     "serve": (_serve, "HTTP service: sync extraction, durable jobs, metrics, review page (extra [serve])"),
+    "train": (_train, "fine-tune the extractor on corrected results (docs/labels_format.md)"),
     "synth": (_synth, "generate synthetic insurance policies with ground truth"),
 }
 

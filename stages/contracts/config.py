@@ -149,6 +149,9 @@ class ExtractionConfig(_Strict):
     # hybrid: candidates from both; the preferred source's value is taken when it validates, else the other's
     method: Literal["hybrid", "model", "rules"] = "rules"
     prefer: Literal["rules", "model"] = "rules"
+    # hybrid only: per field "model" | "rules" (whose value first) | "agreement" (prefer's value first, and
+    # differing valid values are the review reason extractors_disagree:<field>); unlisted fields follow prefer
+    policy: dict[str, Literal["model", "rules", "agreement"]] = Field(default_factory=dict)
     model_dir: Optional[Path] = None  # default: models/weights/extractor (trained by models/extractor/train.py)
     redecode: bool = True  # constrained CTC re-decoding of invalid ID/phone/date/amount values
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, replace
 from datetime import date
-from typing import Any, Optional, Sequence
+from typing import Any, Collection, Optional, Sequence
 
 import numpy as np
 
@@ -172,8 +172,11 @@ class FieldAssembler:
 
     # -- the document -------------------------------------------------------------------------------
     def assemble(
-        self, candidates: dict[str, Sequence[Candidate]], lines: Sequence[Sequence[TextLine]], today: date
+        self, candidates: dict[str, Sequence[Candidate]], lines: Sequence[Sequence[TextLine]], today: date,
+        flag_disagreement: Optional[Collection[str]] = None,
     ) -> tuple[dict[str, Any], list[str], dict[str, Any]]:
+        """Fields, review reasons, diagnostics. Where the extractors disagree on a field in
+        ``flag_disagreement`` (default: every field), ``extractors_disagree:<field>`` is a review reason."""
         decisions = {k: self.choose(cands, lines, today) for k, cands in candidates.items()}
         values = {k: (d.normalized.value if d else None) for k, d in decisions.items()}
         cross = validate_fields(values, today)
@@ -207,7 +210,7 @@ class FieldAssembler:
             found[key] = conf
             if not fields[key]["valid"]:
                 invalid.append(key)
-            if ev.agree is False:
+            if ev.agree is False and (flag_disagreement is None or key in flag_disagreement):
                 disagree.append(key)
             if d.redecoded_from is not None:
                 before = FIELDS[key].normalizer(d.redecoded_from, today).value
