@@ -34,11 +34,9 @@ from pipeline.ops.batch_job import (
     BatchInterrupted,
     BatchSummary,
     InputFile,
-    Progress,
-    Recorder,
     batch_record,
-    plan_batch,
     plan_summary,
+    start_job,
 )
 from pipeline.ops.cli_common import GracefulStop, add_engine_arguments, engine_config
 from pipeline.ops.fsutil import sha256_file
@@ -69,12 +67,8 @@ def run_batch(
     t0 = time.monotonic()
     stream = stream or sys.stderr
     stop = stop or threading.Event()
-    plan = plan_batch(in_dir, out, retry_failed)
-    todo, sink = plan.todo, plan.sink
-
-    progress = Progress(len(todo), config.batch.progress_interval_s, stream, stream.isatty() if tty is None else tty)
-    recorder = Recorder(sink, progress)
-    processed = recorder.processed
+    plan, progress, recorder = start_job(in_dir, out, config, retry_failed, stream, tty)
+    todo, sink, processed = plan.todo, plan.sink, recorder.processed
     pending: deque[tuple[InputFile, Optional[str]]] = deque()
 
     def feed() -> Iterator[str]:

@@ -14,6 +14,7 @@ from typing import Optional, TextIO
 
 from pipeline.core.sources import SUPPORTED_EXTENSIONS, sniff_file
 from pipeline.ops.backends import outcome_of
+from stages.contracts.config import DocpipeConfig
 from pipeline.ops.fsutil import (
     UnsafePathError,
     atomic_write,
@@ -331,6 +332,15 @@ class Recorder:
             err = (record.get("errors") or [{}])[0]
             self.progress.note(f"failed: {item.key}: {err.get('type')}: {err.get('message')}")
         return outcome
+
+
+def start_job(in_dir: Path, out: Path, config: DocpipeConfig, retry_failed: bool, stream: TextIO,
+              tty: Optional[bool]) -> tuple[BatchPlan, "Progress", "Recorder"]:
+    """A run's plan, its progress display (a bar on a terminal, else lines every ``batch.progress_interval_s``)
+    and the recorder that writes and counts its records."""
+    plan = plan_batch(in_dir, out, retry_failed)
+    progress = Progress(len(plan.todo), config.batch.progress_interval_s, stream, stream.isatty() if tty is None else tty)
+    return plan, progress, Recorder(plan.sink, progress)
 
 
 def plan_summary(plan: BatchPlan, processed: Counter, elapsed_s: float, stopping: bool) -> BatchSummary:

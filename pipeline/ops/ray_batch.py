@@ -39,11 +39,10 @@ from pipeline.core.resources import usable_cpus
 from pipeline.ops.batch_job import (
     BatchInterrupted,
     BatchSummary,
-    Progress,
     Recorder,
     batch_record,
-    plan_batch,
     plan_summary,
+    start_job,
 )
 from pipeline.ops.backends import error_record
 
@@ -220,10 +219,8 @@ def run_ray_batch(
     t0 = time.monotonic()
     stream = stream or sys.stderr
     stop = stop or threading.Event()
-    plan = plan_batch(in_dir, out, retry_failed)
+    plan, progress, recorder = start_job(in_dir, out, config, retry_failed, stream, tty)
     todo, sink = plan.todo, plan.sink
-    progress = Progress(len(todo), config.batch.progress_interval_s, stream, stream.isatty() if tty is None else tty)
-    recorder = Recorder(sink, progress)
     done: set[int] = set()
 
     def summary() -> BatchSummary:
