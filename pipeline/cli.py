@@ -34,6 +34,14 @@ def _bench() -> ModuleType:
     return bench
 
 
+def _serve() -> ModuleType:
+    from pipeline.commands import serve_cmd
+    return serve_cmd
+def _train() -> ModuleType:
+    from pipeline.commands import train_cmd
+    return train_cmd
+
+
 def _synth() -> ModuleType:
     from samples.synth import cli as synth_cli
     return synth_cli
@@ -45,6 +53,8 @@ COMMANDS: dict[str, tuple[Callable[[], ModuleType], str]] = {
     "watch": (_watch, "hot folder: process files dropped into INBOX"),
     "eval": (_eval, "accuracy report against ground-truth JSON"),
     "bench": (_bench, "throughput and accuracy against peer OCR engines"),
+    "serve": (_serve, "HTTP service: sync extraction, durable jobs, metrics, review page (extra [serve])"),
+    "train": (_train, "fine-tune the extractor on corrected results (docs/labels_format.md)"),
     "synth": (_synth, "generate synthetic insurance policies with ground truth"),
 }
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from models.extractor.export import export_model, make_predictor
-from models.extractor.model import ModelSpec, build_model, count_parameters
-from models.extractor.vocab import Vocab
+from models.extractor.model import ArchitectureSpec, build_model, count_parameters
+from stages.extraction.ernie_features import Vocab
 
 # name -> (1D relative bias, 2D spatial bias, lookup instead of one-hot)
 BIAS_MODES = {
@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for hidden, layers, max_len, bias in itertools.product(args.hidden, args.layers, args.max_len, args.bias):
             rel1d, rel2d, lookup = BIAS_MODES[bias]
-            spec = ModelSpec(
+            spec = ArchitectureSpec(
                 vocab_size=vocab_size, hidden_size=hidden, num_layers=layers, num_heads=4,
                 intermediate_size=4 * hidden, max_position_embeddings=512,
                 relative_attention_bias=rel1d, spatial_attention_bias=rel2d, lookup_rel_pos=lookup,

@@ -16,20 +16,20 @@ import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Optional, Sequence
+from typing import Callable, Iterator, Optional, Sequence
 
 import numpy as np
 
-from models.extractor.geometry import char_boxes_from_polygon
-from models.extractor.labels import LABEL_TO_ID, LABELS, split_label
-from models.extractor.vocab import Vocab
-from models.extractor.windows import IGNORE_LABEL, build_windows, page_tokens, window_labels
+from stages.extraction.ernie_features import (
+    IGNORE_LABEL, LABEL_TO_ID, LABELS, FeatureSpec, Vocab, char_boxes_from_polygon, featurize_page,
+    split_label, window_labels,
+)
 
 log = logging.getLogger(__name__)
 
 
 @dataclass
-class Doc:
+class TrainingDoc:
     """One labelled page. Boxes are page pixels; label ids index :data:`labels.LABELS`."""
 
     name: str
@@ -46,7 +46,7 @@ class Doc:
         return sum(len(t) for t in self.texts)
 
 
-def parse_doc(raw: dict, name: str = "") -> Doc:
+def parse_doc(raw: dict, name: str = "") -> TrainingDoc:
     texts: list[str] = []
     boxes: list[np.ndarray] = []
     labels: list[np.ndarray] = []
@@ -68,7 +68,7 @@ def parse_doc(raw: dict, name: str = "") -> Doc:
         texts.append(text)
         boxes.append(b)
         labels.append(ids)
-    return Doc(
+    return TrainingDoc(
         name, float(raw["width"]), float(raw["height"]), texts, boxes, labels, raw.get("split"), raw.get("layout")
     )
 
@@ -77,10 +77,10 @@ def is_doc_json(raw: object) -> bool:
     return isinstance(raw, dict) and "lines" in raw and "width" in raw and "height" in raw
 
 
-def load_docs(root: str | Path, split: Optional[str] = None, limit: Optional[int] = None) -> list[Doc]:
+def load_docs(root: str | Path, split: Optional[str] = None, limit: Optional[int] = None) -> list[TrainingDoc]:
     """Every document JSON under ``root`` (recursively, sorted); other JSON files are skipped.
     ``split`` keeps only documents whose ``split`` field equals it (documents without one are kept)."""
-    docs: list[Doc] = []
+    docs: list[TrainingDoc] = []
     for path in sorted(Path(root).rglob("*.json")):
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
@@ -117,6 +117,11 @@ class NoiseConfig:
     def none(cls) -> "NoiseConfig":
         return cls(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
+    def scaled(self, factor: float) -> "NoiseConfig":
+        """Every rate times ``factor`` (the curriculum ramps noise in from clean pages)."""
+        f = min(max(factor, 0.0), 1.0)
+        return NoiseConfig(*(getattr(self, k) * f for k in self.__dataclass_fields__))
+
 
 def _space_label(left: int, right: int, labels: Sequence[str]) -> int:
     """Label of a space inserted between tokens labelled ``left`` and ``right``: inside a field when both
@@ -130,7 +135,7 @@ def _space_label(left: int, right: int, labels: Sequence[str]) -> int:
     return 0
 
 
-def add_noise(doc: Doc, rng: np.random.Generator, charset: Sequence[str], cfg: NoiseConfig) -> Doc:
+def add_noise(doc: TrainingDoc, rng: np.random.Generator, charset: Sequence[str], cfg: NoiseConfig) -> TrainingDoc:
     """A corrupted copy of ``doc``."""
     w, h = doc.width, doc.height
     scale = float(np.clip(1.0 + rng.normal(0.0, cfg.page_scale), 0.85, 1.15)) if cfg.page_scale else 1.0
@@ -191,7 +196,7 @@ def add_noise(doc: Doc, rng: np.random.Generator, charset: Sequence[str], cfg: N
         texts.append("".join(out_c))
         boxes.append(b.astype(np.float32))
         labels.append(np.asarray(out_l, dtype=np.int64))
-    return Doc(doc.name, w, h, texts, boxes, labels, doc.split, doc.layout)
+    return TrainingDoc(doc.name, w, h, texts, boxes, labels, doc.split, doc.layout)
 
 
 # -------------------------------------------------------------------------------------------- windows
@@ -210,13 +215,13 @@ class Example:
     is_char: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0, bool))
 
 
-def featurize(doc: Doc, vocab: Vocab, max_len: int, stride: int, line_sep: bool) -> Example:
-    toks = page_tokens(doc.texts, doc.boxes, doc.width, doc.height, vocab, line_sep=line_sep)
+def featurize(doc: TrainingDoc, vocab: Vocab, max_len: int, stride: int, spec: FeatureSpec) -> Example:
+    """The runtime's featurisation (:mod:`stages.extraction.ernie_features`) plus the gold labels."""
+    toks, win = featurize_page(doc.texts, doc.boxes, doc.width, doc.height, vocab, spec, max_len, stride)
     tok_labels = np.full((len(toks),), IGNORE_LABEL, dtype=np.int64)
     non_empty = [lab for t, lab in zip(doc.texts, doc.labels) if t]
     if non_empty:
         tok_labels[toks.is_char] = np.concatenate(non_empty)
-    win = build_windows(toks, vocab, max_len, stride)
     return Example(
         win.input_ids, win.bbox, win.attention_mask, window_labels(tok_labels, win.spans, max_len),
         win.spans, tok_labels, toks.is_char,
@@ -243,29 +248,57 @@ def collate(rows: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
     )
 
 
-def training_batches(
-    docs: Sequence[Doc],
+@dataclass(frozen=True)
+class Curriculum:
+    """From clean ground truth to OCR: for ``clean_steps`` steps pages are the generator's text and boxes
+    as drawn; then OCR-like noise ramps in linearly over ``ramp_steps``; OCR-aligned pages (when given)
+    replace a growing share of the ground-truth pages over the same ramp, up to ``ocr_share``."""
+
+    clean_steps: int = 0
+    ramp_steps: int = 0
+    ocr_share: float = 0.0
+
+    def level(self, step: int) -> float:
+        if step < self.clean_steps:
+            return 0.0
+        if self.ramp_steps <= 0:
+            return 1.0
+        return min(1.0, (step - self.clean_steps + 1) / self.ramp_steps)
+
+
+def batch_stream(
+    docs: Sequence[TrainingDoc],
     vocab: Vocab,
     max_len: int,
     stride: int,
-    line_sep: bool,
+    spec: FeatureSpec,
     batch_size: int,
     rng: np.random.Generator,
     noise: NoiseConfig,
+    curriculum: Curriculum = Curriculum(),
+    step: Callable[[], int] = lambda: 0,
+    ocr_docs: Sequence[TrainingDoc] = (),
 ) -> Iterator[Batch]:
-    """One epoch: documents shuffled, corrupted afresh, cut into windows; windows shuffled in a pool."""
+    """Endless batches: documents shuffled each pass, corrupted afresh at the curriculum level of the
+    current ``step()``, cut into windows; windows shuffled in a pool."""
+    if not docs:
+        raise ValueError("no training documents")
     charset = [vocab.tokens[i] for i in vocab.char_ids if vocab.tokens[i].strip()]
     pool: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
     pool_size = batch_size * 16
-    for di in rng.permutation(len(docs)):
-        ex = featurize(add_noise(docs[di], rng, charset, noise), vocab, max_len, stride, line_sep)
-        for w in range(ex.input_ids.shape[0]):
-            pool.append((ex.input_ids[w], ex.bbox[w], ex.attention_mask[w], ex.labels[w]))
-        while len(pool) >= pool_size:
-            idx = rng.permutation(len(pool))
-            chosen = [pool[i] for i in idx[:batch_size]]
-            pool = [pool[i] for i in idx[batch_size:]]
-            yield collate(chosen)
-    rng.shuffle(pool)  # type: ignore[arg-type]
-    for i in range(0, len(pool), batch_size):
-        yield collate(pool[i : i + batch_size])
+    while True:
+        for di in rng.permutation(len(docs)):
+            level = curriculum.level(step())
+            doc = docs[di]
+            if ocr_docs and rng.random() < curriculum.ocr_share * level:
+                doc = ocr_docs[int(rng.integers(len(ocr_docs)))]
+            elif level > 0:
+                doc = add_noise(doc, rng, charset, noise.scaled(level))
+            ex = featurize(doc, vocab, max_len, stride, spec)
+            for w in range(ex.input_ids.shape[0]):
+                pool.append((ex.input_ids[w], ex.bbox[w], ex.attention_mask[w], ex.labels[w]))
+            while len(pool) >= pool_size:
+                idx = rng.permutation(len(pool))
+                chosen = [pool[i] for i in idx[:batch_size]]
+                pool = [pool[i] for i in idx[batch_size:]]
+                yield collate(chosen)

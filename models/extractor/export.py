@@ -2,6 +2,10 @@
 
 Writes ``inference.json`` + ``inference.pdiparams``; inputs ``input_ids``, ``bbox``, ``attention_mask``
 (int64, dynamic batch and length), one output: label probabilities ``[B, L, num_labels]`` float32.
+
+    python -m models.extractor.export --checkpoint WORK/best.pdparams --base-into models/weights/extractor
+
+writes only the fine-tuning base (``model.pdparams``) of a training checkpoint into an export folder.
 """
 from __future__ import annotations
 
@@ -49,3 +53,24 @@ def make_predictor(model_dir: str | Path, threads: int = 1, mkldnn: bool = True)
     cfg.set_cpu_math_library_num_threads(threads)
     cfg.disable_glog_info()
     return inference.create_predictor(cfg)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    from models.extractor.model import ArchitectureSpec, build_model
+    from models.extractor.trainer import BASE_NAME, save_base
+
+    ap = argparse.ArgumentParser(prog="python -m models.extractor.export")
+    ap.add_argument("--checkpoint", type=Path, required=True, help="best.pdparams or last.pdparams of a training run")
+    ap.add_argument("--base-into", type=Path, required=True, help="export folder that gets model.pdparams")
+    args = ap.parse_args(argv)
+    ck = paddle.load(str(args.checkpoint))
+    model = build_model(ArchitectureSpec.from_dict(ck["spec"]))
+    model.set_state_dict(ck["state"])
+    save_base(model, args.base_into / BASE_NAME)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

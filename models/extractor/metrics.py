@@ -7,12 +7,13 @@ spans of that field on the page.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
-from models.extractor.bio import best_spans, decode_bio
-from models.extractor.labels import FIELDS
+from stages.extraction.ernie_features import best_spans, decode_bio
+from stages.extraction.ernie_features import FIELDS
 
 
 def _prf(tp: int, n_pred: int, n_gold: int) -> dict[str, float]:
@@ -86,3 +87,47 @@ class Scorer:
 def score_key(report: Mapping) -> tuple[float, float]:
     """What early stopping maximizes: field micro F1, then token F1."""
     return (float(report["field_micro"]["f1"]), float(report["token"]["f1"]))
+
+
+@dataclass
+class ValueScorer:
+    """Field-level exact match of *normalised values* (DESIGN.md section 5): gold spans' texts normalised
+    by the field's normalizer against the values a decoder returned (e.g. validator-aware decoding)."""
+
+    fields: tuple[str, ...] = FIELDS
+    counts: dict[str, list[int]] = field(default_factory=dict)  # key -> [tp, n_pred, n_gold]
+    pages: int = 0
+    pages_all_right: int = 0
+
+    def add(self, gold: Mapping[str, set[str]], pred: Mapping[str, Optional[str]]) -> None:
+        all_right = True
+        for key in self.fields:
+            c = self.counts.setdefault(key, [0, 0, 0])
+            g, p = gold.get(key) or set(), pred.get(key)
+            right = (p in g) if g else p is None
+            c[0] += int(bool(g) and p is not None and p in g)
+            c[1] += int(p is not None)
+            c[2] += int(bool(g))
+            all_right &= right
+        self.pages += 1
+        self.pages_all_right += int(all_right)
+
+    def report(self) -> dict:
+        tp, n_pred, n_gold = (sum(c[i] for c in self.counts.values()) for i in range(3))
+        return {
+            "field_micro": _prf(tp, n_pred, n_gold),
+            "document_accuracy": round(self.pages_all_right / self.pages, 4) if self.pages else 0.0,
+            "per_field_f1": {k: _prf(*self.counts.get(k, [0, 0, 0]))["f1"] for k in self.fields},
+        }
+
+
+def gold_values(chars: Sequence[str], tags: Sequence[int], today: date) -> dict[str, set[str]]:
+    """Normalised values of the gold spans of a page (spans that do not normalise are left out)."""
+    from stages.extraction.fields import FIELDS as SPECS
+
+    out: dict[str, set[str]] = {}
+    for s in decode_bio(tags):
+        value = SPECS[s.field].normalizer("".join(chars[s.start : s.end]), today).value
+        if value is not None:
+            out.setdefault(s.field, set()).add(value)
+    return out

@@ -11,6 +11,9 @@ both exact re-implementations that keep parameter names and shapes:
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Optional
+
+import numpy as np
 
 import paddle
 import paddle.nn.functional as F
@@ -18,13 +21,13 @@ from paddle import nn
 from paddlenlp.transformers import ErnieLayoutConfig, ErnieLayoutForTokenClassification
 from paddlenlp.transformers.ernie_layout.modeling import ErnieLayoutEncoder, relative_position_bucket
 
-from models.extractor.labels import LABELS
+from stages.extraction.ernie_features import LABELS
 
 VISUAL_CHANNELS = 256  # output channels of PaddleNLP's ERNIE-Layout visual backbone
 
 
 @dataclass(frozen=True)
-class ModelSpec:
+class ArchitectureSpec:
     vocab_size: int
     num_labels: int = len(LABELS)
     hidden_size: int = 256
@@ -46,11 +49,11 @@ class ModelSpec:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "ModelSpec":
+    def from_dict(cls, d: dict) -> "ArchitectureSpec":
         return cls(**d)
 
 
-def ernie_layout_config(spec: ModelSpec) -> ErnieLayoutConfig:
+def ernie_layout_config(spec: ArchitectureSpec) -> ErnieLayoutConfig:
     return ErnieLayoutConfig(
         vocab_size=spec.vocab_size,
         hidden_size=spec.hidden_size,
@@ -129,7 +132,7 @@ class ExtractorModel(ErnieLayoutForTokenClassification):
         return self(input_ids=input_ids, bbox=bbox, attention_mask=attention_mask)[0]
 
 
-def build_model(spec: ModelSpec) -> ExtractorModel:
+def build_model(spec: ArchitectureSpec) -> ExtractorModel:
     return ExtractorModel(ernie_layout_config(spec), lookup_rel_pos=spec.lookup_rel_pos)
 
 
@@ -147,3 +150,39 @@ class ProbabilityHead(nn.Layer):
 def count_parameters(model: nn.Layer, exclude_prefix: str = "ernie_layout.visual.") -> int:
     """Parameters that take part in the text-only forward pass (the unused visual backbone excluded)."""
     return sum(int(p.numel()) for n, p in model.named_parameters() if not n.startswith(exclude_prefix))
+
+
+def sinusoid_table(rows: int, dim: int, base: float = 10000.0) -> np.ndarray:
+    """``(rows, dim)`` transformer sinusoids: neighbouring rows are close, far rows differ."""
+    pos = np.arange(rows, dtype=np.float64)[:, None]
+    freq = base ** (-np.arange(0, dim, 2, dtype=np.float64) / dim)
+    out = np.zeros((rows, dim))
+    out[:, 0::2] = np.sin(pos * freq)
+    out[:, 1::2] = np.cos(pos * freq[: dim // 2])
+    return out
+
+
+SMOOTH_TABLES = (
+    "position_embeddings", "x_position_embeddings", "y_position_embeddings",
+    "h_position_embeddings", "w_position_embeddings",
+)
+
+
+def initialise(model: ExtractorModel, char_table: Optional[np.ndarray] = None, pos_rms: float = 0.02, seed: int = 0) -> None:
+    """Smooth 1D and 2D position tables (sinusoids, each table turned by its own fixed random rotation so
+    that x, y, h, w and the 1D position do not add up to the same pattern) and, when given, the character
+    embeddings (e.g. :mod:`models.extractor.lac_init`)."""
+    rng = np.random.default_rng(seed)
+    emb = model.ernie_layout.embeddings
+    for name in SMOOTH_TABLES:
+        param = getattr(emb, name).weight
+        rows, dim = param.shape
+        q, _ = np.linalg.qr(rng.normal(size=(dim, dim)))
+        table = sinusoid_table(rows, dim) @ q
+        table *= pos_rms / np.sqrt((table ** 2).mean())
+        param.set_value(table.astype(np.float32))
+    if char_table is not None:
+        param = emb.word_embeddings.weight
+        if tuple(char_table.shape) != tuple(param.shape):
+            raise ValueError(f"character table {char_table.shape} does not fit {param.shape}")
+        param.set_value(np.asarray(char_table, dtype=np.float32))

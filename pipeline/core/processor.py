@@ -23,7 +23,7 @@ from stages.normalize.mapback import fields_to_original, lines_to_original
 from stages.normalize.page import PageNormalizer
 from stages.extraction.fields import FIELD_CHARSET
 from stages.extraction.page_roles import RoleAwareFields
-from stages.extraction.stage import ExtractionStage, Extraction
+from stages.extraction.stage import DocumentFields, ExtractionStage
 from stages.recognition.lines import LineReader, PageBoxes
 from stages.recognition.recognizer import TextRecognizer
 
@@ -38,7 +38,7 @@ class DocumentState:
     pages: list[Page] = field(default_factory=list)
     boxes: list[list[TextBox]] = field(default_factory=list)
     lines: list[list[TextLine]] = field(default_factory=list)
-    extraction: Optional[Extraction] = None
+    extraction: Optional[DocumentFields] = None
     error: Optional[StageError] = None
     timings: dict[str, float] = field(default_factory=dict)
 

@@ -3,7 +3,10 @@
 DIR holds page images with a JSON beside each (``x.jpg`` + ``x.json`` with ``fields`` and ``lines``, as
 written by ``docpipe synth``). Reports per-field precision/recall/F1 of exact normalized matches, micro-F1,
 document accuracy, CER over lines, seconds per page, the worst errors, the rules-only baseline on the
-same OCR lines, and what constrained re-decoding changed."""
+same OCR lines, what constrained re-decoding changed, the reliability of field confidence (ECE, table) and the
+routing curve (straight-through rate vs error rate among straight-through documents). The JSON report also
+holds every field's evidence and correctness (``calibration_samples``), which ``models/calibration/fit.py``
+fits the calibrator on."""
 from __future__ import annotations
 
 import argparse
@@ -18,6 +21,9 @@ from typing import Any, Optional
 from stages.contracts.config import ConfigError, load_config, with_overrides
 from stages.contracts.fields import FIELD_KEYS
 from pipeline.tools.metrics import CERCount, page_cer, result_lines, text_polygons, total_cer
+from pipeline.tools.reliability import (
+    RoutedDocument, expected_calibration_error, format_reliability, reliability_table, routing_curve,
+)
 from pipeline.tools.scoring import Scoreboard
 
 IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".tif", ".tiff", ".pdf", ".bmp", ".webp")
@@ -74,6 +80,10 @@ def evaluate(directory: Path, config_path: Optional[str], limit: int = 0) -> dic
     redecode = {"changed": 0, "fixed": 0, "broke": 0, "other": 0}
     failed = 0
     pages = 0
+    samples: list[dict] = []
+    absent_samples: list[dict] = []
+    routed: list[RoutedDocument] = []
+    straight = wrong_straight = 0
     t0 = time.perf_counter()
     with Engine(config) as engine:
         for (image, truth), result in zip(docs, engine.extract_many([str(p) for p, _ in docs])):
@@ -82,7 +92,21 @@ def evaluate(directory: Path, config_path: Optional[str], limit: int = 0) -> dic
                 failed += 1
             pages += max(1, len(result["pages"]))
             want = truth["fields"]
-            model.add_document(name, want, field_values(result))
+            got = field_values(result)
+            all_right = model.add_document(name, want, got)
+            diag = result.get("diagnostics", {}) or {}
+            for key, ev in (diag.get("evidence", {}) or {}).items():
+                conf = (result["fields"].get(key) or {}).get("confidence")
+                samples.append({"document": name, "key": key, "confidence": conf,
+                                "correct": got.get(key) is not None and got.get(key) == want.get(key), "evidence": ev})
+            for key, p in (diag.get("absent_ok", {}) or {}).items():
+                absent_samples.append({"document": name, "key": key, "absent_ok": p, "truly_absent": want.get(key) is None})
+            rt = diag.get("routing") or {}
+            routed.append(RoutedDocument(float(rt.get("risk", 1.0)), bool(rt.get("hard_reasons")) or bool(result["errors"])
+                                         or "routing" not in diag, all_right))
+            if not result["needs_review"]:
+                straight += 1
+                wrong_straight += not all_right
             rules.add_document(name, want, rules_values(result, today) if not result["errors"] else {})
             variant = truth.get("variant", "scan")
             stats = by_variant.setdefault(variant, VariantStats(Scoreboard(FIELD_KEYS)))
@@ -100,6 +124,9 @@ def evaluate(directory: Path, config_path: Optional[str], limit: int = 0) -> dic
                 else:
                     redecode["other"] += 1
     seconds = time.perf_counter() - t0
+    conf = [float(x["confidence"]) for x in samples]
+    ok = [bool(x["correct"]) for x in samples]
+    target = config.review.max_document_error_rate if config.review.calibrated else None
     return {
         "directory": str(directory),
         "documents": len(docs),
@@ -111,6 +138,23 @@ def evaluate(directory: Path, config_path: Optional[str], limit: int = 0) -> dic
         "variants": {k: v.as_dict() for k, v in sorted(by_variant.items())},
         "rules_baseline": rules.as_dict(),
         "constrained_redecoding": redecode,
+        "reliability": {
+            "fields": len(samples),
+            "ece": round(expected_calibration_error(conf, ok), 4) if samples else None,
+            "table": reliability_table(conf, ok),
+        },
+        "routing": {
+            "operating_point": {
+                "target": target,
+                "straight_through": straight,
+                "straight_through_rate": round(straight / len(docs), 4) if docs else None,
+                "wrong_straight_through": wrong_straight,
+                "error_rate_straight_through": round(wrong_straight / straight, 4) if straight else None,
+            },
+            "curve": routing_curve(routed),
+        },
+        "calibration_samples": samples,
+        "absent_samples": absent_samples,
         "errors": [{"document": d, "field": k, "expected": e, "got": g} for d, k, e, g in model.errors],
         "baseline_errors": [{"document": d, "field": k, "expected": e, "got": g} for d, k, e, g in rules.errors],
     }
@@ -169,6 +213,8 @@ def format_report(rep: dict[str, Any], worst: int) -> str:
         out += ["", f"errors (first {min(worst, len(rep['errors']))} of {len(rep['errors'])}):"]
         for e in rep["errors"][:worst]:
             out.append(f"  {e['document']:<22}{e['field']:<24}expected {e['expected']!r:<28} got {e['got']!r}")
+    if "reliability" in rep:
+        out.append(format_reliability(rep))
     return "\n".join(out)
 
 

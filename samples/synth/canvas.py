@@ -2,7 +2,8 @@
 
 Every call to :meth:`Canvas.text` draws one line and records it as a :class:`PageLine` whose text
 is what a perfect OCR would read, with one BIO label and one box per character (page pixels,
-before any geometric degradation).
+before any geometric degradation). The words of a field's label (``key`` runs) are tagged ``K-<field>``
+(trailing colons, spaces and the linking ``为`` stay ``O``) so an extractor can learn which label a value answers.
 """
 from __future__ import annotations
 
@@ -22,6 +23,15 @@ Point = tuple[float, float]
 _READ_AS = {"\u3000": " "}
 _ASCII_RUN = re.compile(r"[0-9A-Za-z.,%¥￥\-/:*@_+#]+|.", re.S)
 _NO_LINE_START = set("，。、；：！？）》」』”’%,.;:!?)")
+_KEY_TAIL = set("：: \u3000为（(")
+
+
+def key_extent(text: str) -> int:
+    """Characters of a label run that carry its ``K-`` tag: all but a trailing colon, blank or ``为``."""
+    end = len(text)
+    while end > 0 and text[end - 1] in _KEY_TAIL:
+        end -= 1
+    return end
 
 
 class Overflow(Exception):
@@ -30,8 +40,9 @@ class Overflow(Exception):
 
 @dataclass(frozen=True)
 class Seg:
-    """A run of text inside a line. ``field`` marks a field value; ``begin`` is False for the
-    continuation of a value wrapped from the previous line; ``atomic`` runs are never wrapped."""
+    """A run of text inside a line. ``field`` marks a field value; ``key`` marks the label words of that
+    field; ``begin`` is False for the continuation of a value wrapped from the previous line; ``atomic``
+    runs are never wrapped."""
 
     text: str
     field: str | None = None
@@ -39,6 +50,7 @@ class Seg:
     atomic: bool = False
     color: Color | None = None
     bold: bool | None = None
+    key: str | None = None
 
 
 @dataclass(frozen=True)
@@ -129,12 +141,13 @@ class Canvas:
                            stroke_width=stroke, stroke_fill=color)
             bbox = self.draw.textbbox((pen, baseline), seg.text, font=font, anchor="ls", stroke_width=stroke)
             ink_top, ink_bottom = min(ink_top, bbox[1]), max(ink_bottom, bbox[3])
+            key_end = key_extent(seg.text) if seg.key else 0
             for i, ch in enumerate(seg.text):
                 lefts.append(pen + font.getlength(seg.text[:i]) - (stroke if i == 0 else 0))
                 rights.append(pen + font.getlength(seg.text[: i + 1]) + (stroke if i == len(seg.text) - 1 else 0))
                 chars.append(_READ_AS.get(ch, ch))
                 if seg.field is None:
-                    labels.append("O")
+                    labels.append(f"K-{seg.key}" if i < key_end else "O")
                 elif i == 0 and seg.begin:
                     labels.append(f"B-{seg.field}")
                 else:

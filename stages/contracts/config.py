@@ -145,9 +145,20 @@ class NormalizeConfig(_Strict):
 
 
 class ReviewConfig(_Strict):
-    # confidence = extraction score x mean recognition probability. Rules score 0.70-0.92 for label-anchored
-    # values and 0.45 for bare-pattern guesses, so 0.6 sends pattern guesses and unsure reads to review.
-    confidence_threshold: float = Field(0.6, ge=0, le=1)
+    """Routing (``stages/extraction/routing.py``): a document goes straight through when no field is invalid, no
+    required field is missing and its risk P(any field wrong), from the calibrated field confidences, is at most
+    ``max_document_error_rate``."""
+
+    # P(any field wrong) a document may carry and still go straight through. 0.08: the largest target at which
+    # the dev split (seed 5, out-of-fold confidences) kept <= 0.5% wrong documents among straight-through ones
+    # (models/calibration/fit.py prints the curve; docs/confidence.md)
+    max_document_error_rate: float = Field(0.08, gt=0, le=1)
+    # a found field whose calibrated confidence is below this is always a review reason
+    confidence_threshold: float = Field(0.5, ge=0, le=1)
+    # field confidence = calibrated P(value correct) (models/weights/calibration, fitted by
+    # models/calibration/fit.py); false: the raw extractor score x mean recognition probability (for refitting)
+    calibrated: bool = True
+    calibration_dir: Optional[Path] = None  # default: the registry's docpipe_calibration weights
     # None: the fields marked required in stages/contracts/fields.py
     required_fields: Optional[tuple[str, ...]] = None
 
@@ -166,6 +177,9 @@ class ExtractionConfig(_Strict):
     # hybrid: candidates from both; the preferred source's value is taken when it validates, else the other's
     method: Literal["hybrid", "model", "rules"] = "rules"
     prefer: Literal["rules", "model"] = "rules"
+    # hybrid only: per field "model" | "rules" (whose value first) | "agreement" (prefer's value first, and
+    # differing valid values are the review reason extractors_disagree:<field>); unlisted fields follow prefer
+    policy: dict[str, Literal["model", "rules", "agreement"]] = Field(default_factory=dict)
     model_dir: Optional[Path] = None  # default: models/weights/extractor (trained by models/extractor/train.py)
     redecode: bool = True  # constrained CTC re-decoding of invalid ID/phone/date/amount values
 
@@ -219,6 +233,28 @@ class WatchConfig(_Strict):
     )
 
 
+class ServiceConfig(_Strict):
+    """``docpipe serve``: bind address, auth, job store, retention and admission limits (docs/service.md)."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(8000, ge=0, le=65535)
+    # bearer token; the DOCPIPE_TOKEN environment variable wins over this. Required on a non-loopback bind.
+    token: Optional[str] = None
+    data_dir: Path = Path("docpipe-service")  # jobs.sqlite3 (inputs, results, corrections) lives here
+    retention_hours: float = Field(24.0, gt=0, description="finished jobs and their inputs are deleted after this")
+    max_documents_per_job: int = Field(100, ge=1)
+    max_request_bytes: int = Field(512 * 1024 * 1024, ge=1, description="whole POST /v1/jobs body")
+    # documents accepted into jobs but not finished; beyond this POST /v1/jobs answers 503
+    max_queued_documents: int = Field(1000, ge=1)
+    # documents the service keeps inside the engine at once (sync + jobs); 0 = the engine's own bound
+    # (queue_size + workers x 2 x max_batch). Beyond it POST /v1/extract answers 429.
+    max_in_flight: int = Field(0, ge=0)
+    # of those, at most this many come from jobs, so synchronous calls are not starved; 0 = workers x 2 x max_batch
+    job_in_flight: int = Field(0, ge=0)
+    retry_after_s: int = Field(2, ge=1, description="Retry-After on 202/429/503 answers")
+    json_logs: bool = True
+
+
 class DocpipeConfig(_Strict):
     predictor: PredictorConfig = PredictorConfig()
     input: InputConfig = InputConfig()
@@ -231,6 +267,7 @@ class DocpipeConfig(_Strict):
     engine: EngineConfig = EngineConfig()
     batch: BatchConfig = BatchConfig()
     watch: WatchConfig = WatchConfig()
+    service: ServiceConfig = ServiceConfig()
 
 
 def with_overrides(config: DocpipeConfig, **sections: dict[str, Any]) -> DocpipeConfig:

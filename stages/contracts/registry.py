@@ -15,7 +15,7 @@ from typing import Literal, Optional
 import yaml
 
 ModelFormat = Literal["legacy", "pir"]
-Task = Literal["det", "rec", "cls", "extract"]
+Task = Literal["det", "rec", "cls", "extract", "calibrate"]
 
 
 class ModelNotFoundError(FileNotFoundError):
@@ -70,6 +70,10 @@ MODELS: dict[str, ModelSpec] = {
     "docpipe_extractor": ModelSpec(
         "docpipe_extractor", "extract", "models", "trained by models/extractor/train.py", "weights/extractor"
     ),
+    # not a Paddle model: coefficients (JSON) of the field-confidence calibrator
+    "docpipe_calibration": ModelSpec(
+        "docpipe_calibration", "calibrate", "models", "fitted by models/calibration/fit.py", "weights/calibration"
+    ),
 }
 
 
@@ -90,6 +94,17 @@ def _package_dir(spec: ModelSpec) -> Path:
             f"model {spec.key!r} needs the package {spec.package!r}, which is not installed: {spec.install_hint}"
         )
     return Path(list(found.submodule_search_locations)[0])
+
+
+def resolve_weights_dir(key: str, directory: Optional[Path] = None) -> Path:
+    """The folder of a model whose files are not a Paddle program (e.g. the calibrator's JSON)."""
+    spec = MODELS.get(key)
+    if spec is None:
+        raise ValueError(f"unknown model {key!r}; known: {', '.join(sorted(MODELS))}")
+    path = Path(directory) if directory is not None else _package_dir(spec) / spec.subdir
+    if not path.is_dir():
+        raise ModelNotFoundError(f"model {key!r}: directory {path} does not exist ({spec.install_hint})")
+    return path
 
 
 def _detect_files(directory: Path, key: str) -> tuple[ModelFormat, Path, Path]:

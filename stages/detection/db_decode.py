@@ -13,6 +13,7 @@ import numpy as np
 import pyclipper
 
 from stages.contracts.types import ResizeTransform
+from stages.layout import RowBox, deskew, reading_order, text_angle
 
 logger = logging.getLogger(__name__)
 
@@ -25,6 +26,7 @@ __all__ = [
 ]
 
 _CLIPPER_SCALE = 16.0  # pyclipper works on integers: offset at 1/16 pixel precision
+MAX_SKEW = np.pi / 8  # text at a larger angle is not treated as skew (rows are then formed as they lie)
 
 
 def order_points_clockwise(pts: np.ndarray) -> np.ndarray:
@@ -134,48 +136,25 @@ def db_decode(
 def sort_reading_order(quads: Sequence[np.ndarray], line_overlap: float = 0.5) -> list[int]:
     """Indices of ``quads`` in reading order: lines top to bottom, boxes left to right within a line.
 
-    Boxes are visited by vertical centre; a box joins the current line when its centre is within
-    ``line_overlap`` times the smaller of (its text height, the line's mean text height) of the line's
-    mean centre. Text height is the mean length of a quad's left and right edges (corners clockwise from
-    top left), so rotation does not inflate it.
+    Rows are formed by :func:`stages.layout.reading_order` from each quad's vertical centre, left edge and text
+    height (the mean length of its left and right edges, so rotation does not inflate it).
 
-    A skewed scan is sorted in its own frame: the page's text angle is the median angle of the top edges
-    of the wide boxes, and box corners are rotated back by it before lines are formed, so the cells of
-    one table row stay one line at a few degrees of skew.
+    A skewed scan is sorted in its own frame: the page's text angle (:func:`stages.layout.text_angle`, up to
+    :data:`MAX_SKEW`) is undone before rows are formed, so the cells of one table row stay one row at a few degrees
+    of skew.
     """
     n = len(quads)
     if n == 0:
         return []
     q = np.asarray([np.asarray(x, dtype=np.float64).reshape(4, 2) for x in quads])
-    top = q[:, 1] - q[:, 0]
-    side = 0.5 * (np.linalg.norm(q[:, 3] - q[:, 0], axis=1) + np.linalg.norm(q[:, 2] - q[:, 1], axis=1))
-    wide = np.linalg.norm(top, axis=1) > 2.0 * np.maximum(side, 1e-6)
-    if wide.any():
-        angle = float(np.median(np.arctan2(top[wide, 1], top[wide, 0])))
-        if 1e-3 < abs(angle) < np.pi / 8:
-            c, s_ = np.cos(-angle), np.sin(-angle)
-            q = q @ np.array([[c, -s_], [s_, c]]).T
+    angle = text_angle(q, MAX_SKEW)
+    if abs(angle) > 1e-3:
+        q = deskew(q.reshape(-1, 2), angle).reshape(-1, 4, 2)
     cy = q[:, :, 1].mean(axis=1)
     left_x = q[:, :, 0].min(axis=1)
     heights = 0.5 * (np.linalg.norm(q[:, 3] - q[:, 0], axis=1) + np.linalg.norm(q[:, 2] - q[:, 1], axis=1))
-    heights = np.maximum(heights, 1e-6)
-    lines: list[list[int]] = []
-    line_cy: list[float] = []
-    line_h: list[float] = []
-    for i in np.lexsort((left_x, cy)).tolist():
-        if lines:
-            tol = line_overlap * min(heights[i], line_h[-1])
-            if abs(cy[i] - line_cy[-1]) <= tol:
-                members = lines[-1]
-                members.append(i)
-                line_cy[-1] = float(cy[members].mean())
-                line_h[-1] = float(heights[members].mean())
-                continue
-        lines.append([i])
-        line_cy.append(float(cy[i]))
-        line_h.append(float(heights[i]))
-    order = sorted(range(len(lines)), key=lambda k: line_cy[k])
-    return [i for k in order for i in sorted(lines[k], key=lambda j: left_x[j])]
+    return reading_order([RowBox(0, float(x), float(y), float(h)) for x, y, h in zip(left_x, cy, heights)],
+                         line_overlap)
 
 
 def resize_for_detection(

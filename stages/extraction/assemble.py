@@ -1,5 +1,6 @@
 """From field candidates to the output's ``fields``: normalization, constrained CTC re-decoding,
-cross-field validation, confidence, polygon and the review decision (DESIGN.md §4-§5).
+cross-field validation, calibrated confidence (evidence.py, confidence.py), polygon and the review decision
+(routing.py) (DESIGN.md §4-§5).
 
 Candidates come from the ERNIE-Layout extractor (``model``) and from the rules baseline (``rules``); both
 point at characters of the OCR lines, so every field keeps its polygon, its recognition probabilities
@@ -9,12 +10,15 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, replace
 from datetime import date
-from typing import Any, Optional, Sequence
+from typing import Any, Collection, Optional, Sequence
 
 import numpy as np
 
 from stages.contracts.result import polygon_json
+from stages.extraction.confidence import Calibrator
+from stages.extraction.evidence import FieldEvidence, gather
 from stages.extraction.fields import FIELDS
+from stages.extraction.routing import EXTRACTORS_DISAGREE, route
 from stages.postprocess.normalize import Normalized
 from stages.postprocess.validate import validate_fields
 from stages.recognition.ctc import CharDict, beam_search_topn
@@ -32,6 +36,9 @@ class Candidate:
     chars: tuple[tuple[int, int, int], ...]
     prob: float
     method: str  # "model" | "rules"
+    how: str = ""  # how the extractor found it (rules: label, narrative, pattern, ...)
+    rivals: int = 0  # competing candidates with another value
+    margin: float = 1.0  # score margin over the best of them
 
 
 @dataclass(frozen=True)
@@ -74,11 +81,23 @@ def redecode_candidates(
 class FieldAssembler:
     """Turns candidates into the schema's ``fields`` plus review reasons (and diagnostics)."""
 
-    def __init__(self, chars: CharDict, confidence_threshold: float, required: Sequence[str], redecode: bool = True):
+    def __init__(
+        self,
+        chars: CharDict,
+        confidence_threshold: float,
+        required: Sequence[str],
+        redecode: bool = True,
+        calibrator: Optional[Calibrator] = None,
+        max_error_rate: float = 1.0,
+    ):
+        """Without a ``calibrator`` confidence is the raw extractor score x mean recognition probability and
+        absent optional fields carry no risk; ``max_error_rate`` is the document risk target (routing.py)."""
         self.chars = chars
         self.threshold = confidence_threshold
         self.required = tuple(required)
         self.redecode = redecode
+        self.calibrator = calibrator
+        self.max_error_rate = max_error_rate
         self._allowed = {k: chars.encode_charset(s.charset) for k, s in FIELDS.items() if s.charset}
 
     # -- one field --------------------------------------------------------------------------------
@@ -121,15 +140,6 @@ class FieldAssembler:
         x1, y1 = pts.max(axis=0)
         return polygon_json(np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]]))
 
-    @staticmethod
-    def recognition_prob(cand: Candidate, lines: Sequence[Sequence[TextLine]]) -> float:
-        probs = []
-        for p, li, ci in cand.chars:
-            cp = lines[p][li].char_probs
-            if ci < len(cp):
-                probs.append(cp[ci])
-        return float(np.mean(probs)) if probs else 0.0
-
     def choose(self, cands: Sequence[Candidate], lines: Sequence[Sequence[TextLine]], today: date) -> Optional[Decision]:
         """The first candidate (in preference order) whose value validates, after re-decoding; else the first."""
         first = None
@@ -141,24 +151,52 @@ class FieldAssembler:
         return first
 
     # -- the document -------------------------------------------------------------------------------
+    def evidence(
+        self, d: Decision, cands: Sequence[Candidate], issues: Sequence[str], lines: Sequence[Sequence[TextLine]],
+        today: date,
+    ) -> FieldEvidence:
+        c = d.candidate
+        others = [o for o in cands if o.method != c.method]
+        agree = None
+        if others:
+            agree = FIELDS[c.key].normalizer(others[0].text, today).value == d.normalized.value
+        return gather(
+            c.key, c.method, c.how, c.prob, c.chars, lines, d.normalized.value is not None and not issues,
+            len(issues), d.redecoded_from is not None, c.rivals, c.margin, len(cands), agree,
+        )
+
+    def confidence(self, ev: FieldEvidence) -> float:
+        if self.calibrator is None:
+            return ev.score * ev.rec_mean
+        return self.calibrator.confidence(ev)
+
+    # -- the document -------------------------------------------------------------------------------
     def assemble(
-        self, candidates: dict[str, Sequence[Candidate]], lines: Sequence[Sequence[TextLine]], today: date
+        self, candidates: dict[str, Sequence[Candidate]], lines: Sequence[Sequence[TextLine]], today: date,
+        flag_disagreement: Optional[Collection[str]] = None,
     ) -> tuple[dict[str, Any], list[str], dict[str, Any]]:
+        """Fields, review reasons, diagnostics. Where the extractors disagree on a field in
+        ``flag_disagreement`` (default: every field), ``extractors_disagree:<field>`` is a review reason."""
         decisions = {k: self.choose(cands, lines, today) for k, cands in candidates.items()}
         values = {k: (d.normalized.value if d else None) for k, d in decisions.items()}
         cross = validate_fields(values, today)
         fields: dict[str, Any] = {}
-        reasons: list[str] = []
         redecoded: dict[str, Any] = {}
+        evidence: dict[str, Any] = {}
+        found: dict[str, float] = {}
+        absent: dict[str, float] = {}
+        invalid: list[str] = []
+        disagree: list[str] = []
         for key in FIELDS:
             d = decisions.get(key)
             if d is None or d.normalized.value is None and not d.candidate.text:
                 fields[key] = None
-                if key in self.required:
-                    reasons.append(f"missing:{key}")
+                absent[key] = self.calibrator.absent_ok(key) if self.calibrator is not None else 1.0
                 continue
             issues = tuple(dict.fromkeys(d.normalized.issues + cross.get(key, ())))
-            conf = round(d.candidate.prob * self.recognition_prob(d.candidate, lines), 4)
+            ev = self.evidence(d, candidates.get(key, ()), issues, lines, today)
+            evidence[key] = ev.as_dict()
+            conf = round(self.confidence(ev), 4)
             page = d.candidate.chars[0][0] if d.candidate.chars else 0
             fields[key] = {
                 "value": d.normalized.value,
@@ -169,15 +207,23 @@ class FieldAssembler:
                 "valid": d.normalized.value is not None and not issues,
                 "issues": list(issues),
             }
+            found[key] = conf
             if not fields[key]["valid"]:
-                reasons.append(f"invalid:{key}")
-            elif conf < self.threshold:
-                reasons.append(f"low_confidence:{key}")
+                invalid.append(key)
+            if ev.agree is False and (flag_disagreement is None or key in flag_disagreement):
+                disagree.append(key)
             if d.redecoded_from is not None:
                 before = FIELDS[key].normalizer(d.redecoded_from, today).value
                 redecoded[key] = {"before_text": d.redecoded_from, "before": before, "after": d.normalized.value}
+        routing = route(
+            found, absent, self.required, invalid, self.max_error_rate, self.threshold,
+            extra_hard=[f"{EXTRACTORS_DISAGREE}:{k}" for k in disagree],
+        )
         diagnostics = {
             "redecoded": redecoded,
             "methods": {k: d.candidate.method for k, d in decisions.items() if d is not None},
+            "evidence": evidence,
+            "absent_ok": {k: round(v, 6) for k, v in absent.items()},
+            "routing": routing.as_dict(),
         }
-        return fields, reasons, diagnostics
+        return fields, list(routing.reasons), diagnostics

@@ -2,23 +2,25 @@
 probabilities -> BIO spans per field.
 
 Runs the exported program (``models/weights/extractor``: ``inference.json`` + ``.pdiparams`` +
-``vocab.txt`` + ``extractor.yaml``) in ``paddle.inference``. Featurization and windowing are the
-numpy modules of :mod:`models.extractor` that training uses; PaddleNLP is never imported here.
+``vocab.txt`` + ``extractor.yaml``) in ``paddle.inference``. Featurisation and windowing are
+:mod:`stages.extraction.ernie_features`, which training imports too, in the format the weights record
+(``features:``); PaddleNLP is never imported here.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Optional, Sequence
 
 import numpy as np
 import yaml
 
-from models.extractor.bio import decode_bio
-from models.extractor.geometry import char_boxes_from_polygon, quads_to_boxes
-from models.extractor.labels import LABELS
-from models.extractor.vocab import Vocab
-from models.extractor.windows import Windows, build_windows, merge_windows, page_tokens
+from stages.extraction.ernie_features import (
+    LABELS, FeatureSpec, Vocab, Windows, char_boxes_from_polygon, decode_bio, featurize_page, merge_windows,
+    quads_to_boxes,
+)
+from stages.extraction.ernie_decode import decode_fields
 from stages.contracts.registry import resolve_model
 from stages.contracts.config import PredictorConfig
 from stages.contracts.types import StageError, TextLine
@@ -71,6 +73,21 @@ class Extraction:
     char_probs: tuple[np.ndarray, ...]  # per line: (n_chars, len(labels)) float32
     spans: tuple[FieldSpan, ...]
 
+    def valid_fields(self, texts: Sequence[str], today: date) -> dict[str, FieldSpan]:
+        """Per field, the most probable span whose value passes the field's validators
+        (:func:`stages.extraction.ernie_decode.decode_fields`); ``texts`` are the page's line texts."""
+        pos = [(li, ci) for li, t in enumerate(texts) for ci in range(len(t))]
+        flat = "".join(texts)
+        if not pos:
+            return {}
+        probs = np.concatenate([p for p in self.char_probs if len(p)]) if any(len(p) for p in self.char_probs) else None
+        if probs is None or probs.shape[0] != len(flat):
+            raise ValueError("character probabilities do not match the line texts")
+        out = {}
+        for key, d in decode_fields(flat, probs, self.labels, today).items():
+            out[key] = FieldSpan(key, d.text, tuple(pos[d.start : d.end]), d.prob)
+        return out
+
     def best(self) -> dict[str, FieldSpan]:
         """The most probable span of each field found."""
         out: dict[str, FieldSpan] = {}
@@ -122,7 +139,7 @@ class ExtractorMeta:
     labels: tuple[str, ...]
     max_len: int
     stride: int
-    line_sep: bool
+    features: FeatureSpec
     vocab_file: Path
 
     @classmethod
@@ -132,7 +149,7 @@ class ExtractorMeta:
             labels=tuple(raw["labels"]),
             max_len=int(raw["max_len"]),
             stride=int(raw["stride"]),
-            line_sep=bool(raw.get("line_sep", False)),
+            features=FeatureSpec.from_meta(raw),
             vocab_file=directory / raw.get("vocab_file", "vocab.txt"),
         )
 
@@ -162,11 +179,11 @@ class ErnieExtractor:
 
     def windows(self, page: ExtractorPage) -> tuple[Windows, np.ndarray, np.ndarray]:
         """Windows of a page plus the page tokens' ``(line, char)`` positions and character mask."""
-        toks = page_tokens(
+        toks, win = featurize_page(
             [ln.text for ln in page.lines], [ln.char_boxes for ln in page.lines],
-            page.width, page.height, self.vocab, line_sep=self.meta.line_sep,
+            page.width, page.height, self.vocab, self.meta.features, self.meta.max_len, self.meta.stride,
         )
-        return build_windows(toks, self.vocab, self.meta.max_len, self.meta.stride), toks.char_pos, toks.is_char
+        return win, toks.char_pos, toks.is_char
 
     def _run_windows(self, ids: np.ndarray, bbox: np.ndarray, mask: np.ndarray) -> np.ndarray:
         longest = int(mask.sum(axis=1).max())

@@ -12,7 +12,7 @@ import dataclasses
 from typing import Callable, Sequence
 
 from stages.contracts.types import Page, TextLine
-from stages.extraction.stage import Extraction
+from stages.extraction.stage import DocumentFields
 
 ROLES: tuple[str, ...] = ("schedule", "letter", "terms", "other")
 
@@ -23,7 +23,7 @@ _TERMS_MARKS = ("条款", "释义", "责任免除", "保险责任", "合同解�
 _SCHEDULE_WORDS = ("保险单号", "保单号", "投保人", "被保险人", "受益人", "身份证", "证件号", "联系电话", "手机",
                    "地址", "保险金额", "保险费", "保费", "生效", "起期", "止期", "满期", "签单", "签发", "险种", "产品名称")
 
-FieldStage = Callable[[Sequence[Sequence[TextLine]], Sequence[Page]], Extraction]
+FieldStage = Callable[[Sequence[Sequence[TextLine]], Sequence[Page]], DocumentFields]
 
 
 def page_role(lines: Sequence[TextLine]) -> str:
@@ -52,7 +52,7 @@ class RoleAwareFields:
     def __init__(self, inner: FieldStage):
         self.inner = inner
 
-    def __call__(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page]) -> Extraction:
+    def __call__(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page]) -> DocumentFields:
         roles = [page_role(page_lines) for page_lines in lines]
         offered: Sequence[Sequence[TextLine]] = lines
         if len(lines) > 1 and "schedule" in roles:

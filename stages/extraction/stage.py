@@ -11,7 +11,9 @@ import numpy as np
 
 from stages.contracts.config import DocpipeConfig
 from stages.extraction.assemble import Candidate, FieldAssembler
+from stages.extraction.confidence import load_calibrator
 from stages.extraction.fields import FIELDS
+from stages.extraction.hybrid import arrange_all, check_policies
 from stages.extraction.rules import RuleMatch, extract_rules
 from stages.recognition.ctc import CharDict
 from stages.contracts.types import Page, TextLine
@@ -46,11 +48,11 @@ def rule_candidate(m: RuleMatch, flat_lines: Sequence[tuple[int, int, TextLine]]
     chars: tuple[tuple[int, int, int], ...] = ()
     if pos:
         chars = tuple((involved[k][0], involved[k][1], ci) for k, ci in pos)
-    return Candidate(m.key, m.text, chars, float(m.score), "rules")
+    return Candidate(m.key, m.text, chars, float(m.score), "rules", m.method, m.rivals, m.margin)
 
 
 @dataclass(frozen=True)
-class Extraction:
+class DocumentFields:
     """What extraction found in one document: schema-v1 ``fields``, review reasons, diagnostics."""
 
     fields: dict[str, Any]
@@ -59,12 +61,14 @@ class Extraction:
 
 
 class ExtractionStage:
-    """Callable ``(lines per page, pages) -> Extraction``; one per worker."""
+    """Callable ``(lines per page, pages) -> DocumentFields``; one per worker."""
 
     def __init__(self, config: DocpipeConfig, chars: CharDict):
         ec = config.extraction
         self.method = ec.method
         self.prefer = ec.prefer
+        self.policy = dict(ec.policy) if ec.method == "hybrid" else {}
+        check_policies(self.policy)
         self.model = None
         if ec.method in ("model", "hybrid"):
             from stages.extraction.ernie import ErnieExtractor
@@ -73,9 +77,16 @@ class ExtractionStage:
         required = config.review.required_fields
         if required is None:
             required = tuple(k for k, s in FIELDS.items() if s.required)
-        self.assembler = FieldAssembler(chars, config.review.confidence_threshold, required, redecode=ec.redecode)
+        rc = config.review
+        calibrator = load_calibrator(rc.calibration_dir) if rc.calibrated else None
+        self.assembler = FieldAssembler(
+            chars, rc.confidence_threshold, required, redecode=ec.redecode, calibrator=calibrator,
+            max_error_rate=rc.max_document_error_rate if rc.calibrated else 1.0,
+        )
 
-    def model_candidates(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page]) -> dict[str, Candidate]:
+    def model_candidates(
+        self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page], today: date
+    ) -> dict[str, Candidate]:
         from stages.extraction.ernie import Extraction, ExtractorLine, ExtractorPage
 
         assert self.model is not None
@@ -87,7 +98,7 @@ class ExtractionStage:
         for pi, ex in enumerate(self.model.extract_batch(inputs)):
             if not isinstance(ex, Extraction):
                 raise RuntimeError(f"extractor failed on page {pi}: {ex.message}")
-            for key, span in ex.best().items():
+            for key, span in ex.valid_fields([ln.text for ln in lines[pi]], today).items():
                 cand = Candidate(key, span.text, tuple((pi, li, ci) for li, ci in span.chars), float(span.prob), "model")
                 if key not in best or cand.prob > best[key].prob:
                     best[key] = cand
@@ -102,10 +113,11 @@ class ExtractionStage:
                 out[key] = rule_candidate(m, flat)
         return out
 
-    def __call__(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page]) -> Extraction:
+    def __call__(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page]) -> DocumentFields:
         today = date.today()
-        model = self.model_candidates(lines, pages) if self.model is not None else {}
+        model = self.model_candidates(lines, pages, today) if self.model is not None else {}
         rules = self.rules_candidates(lines, today) if self.method in ("rules", "hybrid") else {}
-        first, second = (rules, model) if self.prefer == "rules" else (model, rules)
-        cands = {k: [c for c in (first.get(k), second.get(k)) if c is not None] for k in FIELDS}
-        return Extraction(*self.assembler.assemble(cands, lines, today))
+        cands, disagree = arrange_all(self.policy, self.prefer, model, rules, today)
+        # the per-field policy decides where a disagreement is a review reason; the assembler routes it
+        flagged = {reason.split(":", 1)[1] for reason in disagree}
+        return DocumentFields(*self.assembler.assemble(cands, lines, today, flag_disagreement=flagged))

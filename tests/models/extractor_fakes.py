@@ -74,3 +74,26 @@ def write_fake_corpus(root: Path, n: int, filler_lines: int = 0) -> list[Path]:
 
 def corpus_chars(docs: list[dict]) -> list[str]:
     return sorted({ch for d in docs for ln in d["lines"] for ch in ln["text"]})
+
+
+def corrected_result(seed: int, wrong: tuple[str, ...] = ()) -> dict:
+    """A schema-v1 record as ``docpipe extract`` writes it for :func:`fake_doc` ``seed``, with the fields'
+    values as a person would leave them after review; ``wrong`` fields carry what a misreading extractor
+    had put there (``text`` and ``value`` of another span), corrected back in ``value`` only."""
+    doc = fake_doc(seed)
+    lines = [{"text": ln["text"], "score": 0.99, "polygon": ln["polygon"]} for ln in doc["lines"]]
+    fields: dict = {}
+    for key, text in doc["fields"].items():
+        value = text
+        if key == "effective_date":  # the record holds ISO dates, the page the printed form
+            y, rest = text.split("年")
+            m, rest = rest.split("月")
+            value = f"{int(y):04d}-{int(m):02d}-{int(rest.rstrip('日')):02d}"
+        elif key == "sum_insured":
+            value = text.replace(",", "").replace("元", "")
+        read = "95511" if key in wrong else text
+        fields[key] = {"value": value, "text": read, "confidence": 0.5, "page": 0, "polygon": None,
+                       "valid": True, "issues": []}
+    return {"schema_version": "1", "source": f"doc{seed}.jpg",
+            "pages": [{"index": 0, "width": PAGE_W, "height": PAGE_H, "lines": lines}],
+            "fields": fields, "needs_review": False, "review_reasons": [], "errors": [], "timings_ms": {}}

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from tests.models.extractor_fakes import corpus_chars, fake_doc, write_fake_corpus
-from models.extractor.data import NoiseConfig, add_noise, featurize, load_docs, parse_doc, training_batches
-from models.extractor.labels import LABEL_TO_ID, LABELS, split_label
+from models.extractor.data import Curriculum, NoiseConfig, add_noise, batch_stream, featurize, load_docs, parse_doc
+from stages.extraction.ernie_features import LABEL_TO_ID, LABELS, FeatureSpec, split_label
 from models.extractor.metrics import Scorer
-from models.extractor.vocab import SPECIAL_TOKENS, Vocab
-from models.extractor.windows import IGNORE_LABEL
+from stages.extraction.ernie_features import SPECIAL_TOKENS, Vocab
+from stages.extraction.ernie_features import IGNORE_LABEL
 
 
 @pytest.fixture(scope="module")
@@ -67,14 +67,14 @@ def test_noise_can_delete_whole_lines(vocab: Vocab) -> None:
     doc = parse_doc(fake_doc(5, filler_lines=3))
     gone = add_noise(doc, np.random.default_rng(0), ["a"], NoiseConfig(delete=1.0))
     assert gone.texts == [] and gone.n_chars == 0
-    ex = featurize(gone, vocab, max_len=48, stride=30, line_sep=True)
+    ex = featurize(gone, vocab, max_len=48, stride=30, spec=FeatureSpec(line_sep=True))
     assert ex.input_ids.shape == (1, 48) and ex.attention_mask.sum() == 2
 
 
 def test_featurize_aligns_labels_with_characters(vocab: Vocab) -> None:
     doc = parse_doc(fake_doc(2, filler_lines=3))
-    for line_sep in (False, True):
-        ex = featurize(doc, vocab, max_len=48, stride=30, line_sep=line_sep)
+    for spec in (FeatureSpec(), FeatureSpec(line_sep=True), FeatureSpec.legacy()):
+        ex = featurize(doc, vocab, max_len=48, stride=30, spec=spec)
         assert ex.is_char.sum() == doc.n_chars
         assert (ex.token_labels[~ex.is_char] == IGNORE_LABEL).all()
         assert ex.token_labels[ex.is_char].tolist() == np.concatenate(doc.labels).tolist()
@@ -83,13 +83,20 @@ def test_featurize_aligns_labels_with_characters(vocab: Vocab) -> None:
             assert (ex.labels[w, 0] == IGNORE_LABEL) and (ex.labels[w, 1 + length :] == IGNORE_LABEL).all()
 
 
-def test_training_batches_cover_an_epoch(vocab: Vocab) -> None:
+def test_batch_stream_follows_the_curriculum(vocab: Vocab) -> None:
     docs = [parse_doc(fake_doc(i, filler_lines=3)) for i in range(6)]
-    rng = np.random.default_rng(0)
-    n_windows = sum(featurize(d, vocab, 64, 40, False).input_ids.shape[0] for d in docs)
-    batches = list(training_batches(docs, vocab, 64, 40, False, 4, rng, NoiseConfig.none()))
-    assert sum(b.input_ids.shape[0] for b in batches) == n_windows
-    for b in batches:
+    step = [0]
+    cur = Curriculum(clean_steps=2, ramp_steps=4)
+    assert [cur.level(s) for s in range(7)] == [0.0, 0.0, 0.25, 0.5, 0.75, 1.0, 1.0]
+    heavy = NoiseConfig(substitute=0.5)
+    stream = batch_stream(docs, vocab, 64, 40, FeatureSpec(), 4, np.random.default_rng(0), heavy, cur, lambda: step[0])
+    clean_ids = {tuple(w) for d in docs for w in featurize(d, vocab, 64, 40, FeatureSpec()).input_ids}
+    first = [next(stream) for _ in range(6)]
+    assert all(tuple(w) in clean_ids for b in first for w in b.input_ids)  # clean ground truth first
+    step[0] = 10
+    later = [next(stream) for _ in range(12)]
+    assert any(tuple(w) not in clean_ids for b in later for w in b.input_ids)  # then OCR-like noise
+    for b in first + later:
         assert b.input_ids.shape[1] % 32 == 0 or b.input_ids.shape[1] == 64
         assert b.bbox.shape == b.input_ids.shape + (4,) and b.labels.shape == b.input_ids.shape
 
@@ -113,3 +120,14 @@ def test_scorer_token_and_field_measures() -> None:
     assert rep2["document_accuracy"] == 0.0
     assert rep2["per_field_f1"]["insured_name"] == 1.0 and rep2["per_field_f1"]["policy_number"] == 0.0
     assert rep2["token"]["recall"] == pytest.approx(4 / 5)
+
+
+def test_batch_stream_mixes_in_ocr_aligned_pages(vocab: Vocab) -> None:
+    docs = [parse_doc(fake_doc(i)) for i in range(4)]
+    ocr = [parse_doc(fake_doc(100 + i, filler_lines=1)) for i in range(4)]
+    ocr_ids = {tuple(w) for d in ocr for w in featurize(d, vocab, 64, 40, FeatureSpec()).input_ids}
+    cur = Curriculum(clean_steps=0, ramp_steps=1, ocr_share=1.0)
+    stream = batch_stream(docs, vocab, 64, 40, FeatureSpec(), 2, np.random.default_rng(1), NoiseConfig(), cur,
+                          lambda: 5, ocr_docs=ocr)
+    batches = [next(stream) for _ in range(6)]
+    assert all(tuple(w) in ocr_ids for b in batches for w in b.input_ids)  # at full level every page is an OCR page

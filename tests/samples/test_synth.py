@@ -196,7 +196,7 @@ def test_field_text_is_rendered() -> None:
 
 
 def test_labels_line_up() -> None:
-    allowed = {"O"} | {f"{p}-{k}" for p in "BI" for k in FIELD_KEYS}
+    allowed = {"O"} | {f"{p}-{k}" for p in "BI" for k in FIELD_KEYS} | {f"K-{k}" for k in (*FIELD_KEYS, "period")}
     for _, truth in all_docs():
         for line in truth["lines"]:
             assert len(line["labels"]) == len(line["text"]) == len(line["char_boxes"]), line["text"]
@@ -212,6 +212,27 @@ def test_labels_line_up() -> None:
                 # fields other than insurer/policy number are labelled exactly once
                 if key not in ("insurer", "policy_number"):
                     assert len(found[key]) == 1, (truth["image"], key, found[key])
+
+
+def test_key_tags_mark_label_words() -> None:
+    """The label words of a field carry ``K-<field>`` (colon and blanks excluded), and a field's key run
+    has that field's value on the page (``period`` labels the effective/expiry date range)."""
+    seen: set[str] = set()
+    families: set[str] = set()
+    for _, truth in all_docs():
+        flat = [(ch, lab) for line in truth["lines"] for ch, lab in zip(line["text"], line["labels"])]
+        for i, (ch, lab) in enumerate(flat):
+            if not lab.startswith("K-"):
+                continue
+            key = lab[2:]
+            seen.add(key)
+            families.add(truth["layout"])
+            assert ch not in "：:", (truth["image"], lab)
+            answers = ("effective_date", "expiry_date") if key == "period" else (key,)
+            assert any(truth["field_text"][k] is not None for k in answers), (truth["image"], key)
+            assert any(l2 in (f"B-{k}" for k in answers) for _, l2 in flat), (truth["image"], key)
+    assert len(seen) >= 12, seen
+    assert len(families) >= 4, families
 
 
 def test_normalized_values_consistent() -> None:

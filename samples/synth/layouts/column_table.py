@@ -54,7 +54,7 @@ def render(canvas: Canvas, plan: DocPlan, rng: random.Random) -> None:
             for w in widths:
                 xs.append(xs[-1] + w * scale)
             xs[-1] = float(canvas.right)
-            heads = [Cell(xs[k], xs[k + 1], (Seg(e.label),), head_style, "center", head_fill) for k, e in enumerate(band)]
+            heads = [Cell(xs[k], xs[k + 1], (Seg(e.label, key=e.key),), head_style, "center", head_fill) for k, e in enumerate(band)]
             y = draw_row(canvas, heads, y, pad, st.rule)
             values = [Cell(xs[k], xs[k + 1], e.value, st.body, "center" if chance(rng, 0.5) else "left")
                       for k, e in enumerate(band)]

@@ -56,7 +56,7 @@ def make_styles(plan: DocPlan, rng: random.Random) -> Styles:
 
 
 def label_seg(entry: Entry, st: Styles, colon: str) -> Seg:
-    return Seg(entry.label + colon, color=st.label_color, bold=st.label_bold, atomic=True)
+    return Seg(entry.label + colon, color=st.label_color, bold=st.label_bold, atomic=True, key=entry.key)
 
 
 def pair_segs(entry: Entry, st: Styles, colon: str) -> list[Seg]:

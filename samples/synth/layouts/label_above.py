@@ -66,7 +66,7 @@ def render(canvas: Canvas, plan: DocPlan, rng: random.Random) -> None:
                     canvas.rect(bx, y, bx + w, y + h, outline=st.rule, width=1)
                 else:
                     canvas.rule(bx, y + h, bx + w - plan.px(6), y + h, st.rule, 1)
-                canvas.text(bx + pad, y + pad, [Seg(e.label + colon)], label_style)
+                canvas.text(bx + pad, y + pad, [Seg(e.label + colon, key=e.key)], label_style)
                 ty = y + pad + int(label_style.size * 1.35) + (pitch - st.body.size) // 2
                 for line in lines:
                     canvas.text(bx + pad, ty, line, st.body)

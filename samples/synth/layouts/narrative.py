@@ -24,6 +24,17 @@ def _words(base: tuple[str, ...], field: str, plan: DocPlan, rng: random.Random)
     return rng.choice(base)
 
 
+_LEAD_INS = ("兹有", "兹据", "向本公司", "本保险单", "本合同", "指定", "（", "以")
+
+
+def _k(text: str, key: str) -> list[Seg]:
+    """Label words of ``key`` inside a sentence: a leading connective (``兹有``, ``（``...) stays untagged."""
+    for lead in _LEAD_INS:
+        if text.startswith(lead) and len(text) > len(lead):
+            return [Seg(lead), Seg(text[len(lead):], key=key)]
+    return [Seg(text, key=key)]
+
+
 def _v(plan: DocPlan, key: str) -> Seg:
     text = plan.field_text[key]
     assert text is not None
@@ -37,12 +48,12 @@ def paragraph(plan: DocPlan, rng: random.Random, keys: set[str]) -> list[Seg]:
     first: list[list[Seg]] = []
     phone_done = False
     if has("policyholder_name"):
-        clause = [Seg(rng.choice(("兹有投保人", "投保人", "兹据投保人"))), _v(plan, "policyholder_name")]
+        clause = [*_k(rng.choice(("兹有投保人", "投保人", "兹据投保人")), "policyholder_name"), _v(plan, "policyholder_name")]
         inner: list[Seg] = []
         if has("policyholder_id_number"):
-            inner += [Seg(_words(_ID_WORDS, "policyholder_id_number", plan, rng) + "："), _v(plan, "policyholder_id_number")]
+            inner += [*_k(_words(_ID_WORDS, "policyholder_id_number", plan, rng) + "：", "policyholder_id_number"), _v(plan, "policyholder_id_number")]
         if has("policyholder_phone") and chance(rng, 0.5):
-            inner += ([Seg("，")] if inner else []) + [Seg("联系电话："), _v(plan, "policyholder_phone")]
+            inner += ([Seg("，")] if inner else []) + [*_k("联系电话：", "policyholder_phone"), _v(plan, "policyholder_phone")]
             phone_done = True
         if inner:
             clause += [Seg("（"), *inner, Seg("）")]
@@ -50,15 +61,15 @@ def paragraph(plan: DocPlan, rng: random.Random, keys: set[str]) -> list[Seg]:
     if has("insured_name"):
         clause = [Seg("以"), _v(plan, "insured_name")]
         if has("insured_id_number"):
-            clause += [Seg("（" + _words(_ID_WORDS, "insured_id_number", plan, rng) + "："), _v(plan, "insured_id_number"),
+            clause += [*_k("（" + _words(_ID_WORDS, "insured_id_number", plan, rng) + "：", "insured_id_number"), _v(plan, "insured_id_number"),
                        Seg("）")]
-        clause.append(Seg("为被保险人"))
+        clause += [Seg("为"), Seg("被保险人", key="insured_name")]
         first.append(clause)
     if has("beneficiary_name"):
         if chance(rng, 0.5):
-            first.append([Seg("指定"), _v(plan, "beneficiary_name"), Seg("为身故保险金受益人")])
+            first.append([Seg("指定"), _v(plan, "beneficiary_name"), Seg("为"), Seg("身故保险金受益人", key="beneficiary_name")])
         else:
-            first.append([Seg("身故受益人为"), _v(plan, "beneficiary_name")])
+            first.append([*_k("身故受益人为", "beneficiary_name"), _v(plan, "beneficiary_name")])
     if has("product_name"):
         if chance(rng, 0.6):
             first.append([Seg("向本公司投保《"), _v(plan, "product_name"), Seg("》")])
@@ -69,26 +80,26 @@ def paragraph(plan: DocPlan, rng: random.Random, keys: set[str]) -> list[Seg]:
     sentences.append(first)
     second: list[list[Seg]] = []
     if has("sum_insured"):
-        second.append([Seg(_words(_SUM_WORDS, "sum_insured", plan, rng) + "为"), _v(plan, "sum_insured")])
+        second.append([*_k(_words(_SUM_WORDS, "sum_insured", plan, rng) + "为", "sum_insured"), _v(plan, "sum_insured")])
     if has("premium"):
-        second.append([Seg(_words(_PREMIUM_WORDS, "premium", plan, rng) + "为"), _v(plan, "premium")])
+        second.append([*_k(_words(_PREMIUM_WORDS, "premium", plan, rng) + "为", "premium"), _v(plan, "premium")])
     if has("effective_date") and has("expiry_date"):
         second.append([Seg("保险期间自"), _v(plan, "effective_date"), Seg("至"), _v(plan, "expiry_date")])
     elif has("effective_date"):
-        second.append([Seg("本合同生效日为"), _v(plan, "effective_date")])
+        second.append([*_k("本合同生效日为", "effective_date"), _v(plan, "effective_date")])
     elif has("expiry_date"):
         second.append([Seg("保险期间至"), _v(plan, "expiry_date")])
     if second:
         sentences.append(second)
     third: list[list[Seg]] = []
     if has("policyholder_address"):
-        third.append([Seg("投保人通讯地址："), _v(plan, "policyholder_address")])
+        third.append([*_k("投保人通讯地址：", "policyholder_address"), _v(plan, "policyholder_address")])
     if has("policyholder_phone") and not phone_done:
-        third.append([Seg(rng.choice(("联系电话：", "手机号码："))), _v(plan, "policyholder_phone")])
+        third.append([*_k(rng.choice(("联系电话：", "手机号码：")), "policyholder_phone"), _v(plan, "policyholder_phone")])
     if third:
         sentences.append(third)
     if has("issue_date"):
-        sentences.append([[Seg("本保险单签发日期为"), _v(plan, "issue_date")]])
+        sentences.append([[*_k("本保险单签发日期为", "issue_date"), _v(plan, "issue_date")]])
     segs: list[Seg] = []
     for sentence in sentences:
         for k, clause in enumerate(sentence):

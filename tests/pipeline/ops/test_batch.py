@@ -20,7 +20,8 @@ import pytest
 from PIL import Image
 
 from pipeline import cli
-from pipeline.ops.batch import BatchInterrupted, find_inputs, run_batch
+from pipeline.ops.batch import run_batch
+from pipeline.ops.batch_job import BatchInterrupted, find_inputs
 from stages.contracts.config import DocpipeConfig
 from pipeline.ops.fsutil import UnsafePathError, safe_child, unique_base
 from pipeline.ops.backends import BACKENDS, error_record

@@ -10,7 +10,7 @@ import pytest
 
 from stages.contracts.types import Page, TextLine
 from stages.extraction.page_roles import RoleAwareFields, page_role
-from stages.extraction.stage import Extraction
+from stages.extraction.stage import DocumentFields
 
 
 def _lines(texts: list[str]) -> list[TextLine]:
@@ -43,7 +43,7 @@ class _Recorder:
 
     def __call__(self, lines, pages):
         self.offered = [[ln.text for ln in page] for page in lines]
-        return Extraction({}, [], {})
+        return DocumentFields({}, [], {})
 
 
 def test_letter_and_terms_are_hidden_only_beside_a_schedule() -> None:

@@ -1,0 +1,1 @@
+"""Field-confidence calibration: fitting (fit.py) and scoring on saved eval reports (replay.py)."""

@@ -1,0 +1,64 @@
+"""``docpipe serve [--host H] [--port P] [--config FILE]``: the HTTP service (docs/service.md); with
+``--export-corrections DIR`` it writes the approved corrections as a labels folder and exits."""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from stages.contracts.config import ConfigError, load_config, with_overrides
+
+log = logging.getLogger(__name__)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", help="YAML config (see configs/default.yaml, section service:)")
+    p.add_argument("--host", help="bind address (default service.host, 127.0.0.1); non-loopback needs a token")
+    p.add_argument("--port", type=int, help="port (default service.port, 8000)")
+    p.add_argument("--data-dir", help="job store folder (default service.data_dir)")
+    p.add_argument("--export-corrections", metavar="DIR",
+                   help="write approved corrections as a labels folder (X.<ext> + X.json) and exit")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        sys.stderr.write(f"docpipe: {exc}\n")
+        return 2
+    update = {k: v for k, v in (("host", args.host), ("port", args.port), ("data_dir", args.data_dir)) if v is not None}
+    if update:
+        config = with_overrides(config, service=update)
+    sc = config.service
+    if args.export_corrections:
+        from pipeline.service.app import DB_NAME
+        from pipeline.service.export import export_folder
+        from pipeline.service.jobs import JobDatabase
+        from stages.contracts.fields import FIELD_KEYS
+
+        store = JobDatabase(sc.data_dir / DB_NAME, FIELD_KEYS)
+        n = export_folder(store, args.export_corrections)
+        store.close()
+        sys.stderr.write(f"docpipe: wrote {n} labelled document(s) to {args.export_corrections}\n")
+        return 0
+    try:
+        import uvicorn
+
+        from pipeline.service.app import create_app
+        from pipeline.service.logs import use_json_logs
+    except ImportError as exc:
+        sys.stderr.write(f"docpipe serve needs the serve extra (pip install -e '.[serve]'): {exc}\n")
+        return 2
+    try:
+        app = create_app(config, host=sc.host)
+    except ValueError as exc:
+        sys.stderr.write(f"docpipe: {exc}\n")
+        return 2
+    if sc.json_logs:
+        use_json_logs()
+    # Paddle installs C++ handlers for SIGTERM/SIGINT when first imported; import it before uvicorn installs
+    # its own, or a SIGTERM arriving after the models load would kill the process without a graceful stop.
+    import paddle  # noqa: F401
+    uvicorn.run(app, host=sc.host, port=sc.port, log_config=None, access_log=False,
+                timeout_graceful_shutdown=30)
+    return 0

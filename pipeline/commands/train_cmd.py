@@ -1,0 +1,73 @@
+"""``docpipe train --labels DIR [--base WEIGHTS] [--steps N] --out DIR``: fine-tune the extractor on corrected results.
+
+Training needs PaddleNLP, which the runtime never imports. This command therefore always runs
+``python -m models.extractor.finetune`` as a child process: with this interpreter when PaddleNLP is
+importable here, otherwise with the training interpreter, found as (first that exists) ``--python``,
+``$DOCPIPE_TRAIN_PYTHON``, ``<repo>/.venv-train/bin/python``. The child's log goes to stderr; its JSON
+summary is printed on stdout. The folder format is docs/labels_format.md.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Optional
+
+log = logging.getLogger(__name__)
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+TRAIN_PYTHON_ENV = "DOCPIPE_TRAIN_PYTHON"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--labels", type=Path, required=True, help="folder of X.jpg + corrected X.json (schema v1)")
+    p.add_argument("--base", type=Path, default=None, help="extractor export to start from (default: the shipped one)")
+    p.add_argument("--steps", type=int, default=200, help="optimizer steps (default 200)")
+    p.add_argument("--out", type=Path, required=True, help="folder for the fine-tuned export")
+    p.add_argument("--lr", type=float, default=2e-4)
+    p.add_argument("--threads", type=int, default=1, help="CPU threads of the training process")
+    p.add_argument("--python", type=Path, default=None, help="training interpreter (has PaddleNLP)")
+
+
+def training_python(explicit: Optional[Path]) -> Optional[str]:
+    """The interpreter that runs the fine-tuning (see the module docstring), or None."""
+    if explicit is not None:
+        return str(explicit) if explicit.is_file() else None
+    if importlib.util.find_spec("paddlenlp") is not None:
+        return sys.executable
+    env = os.environ.get(TRAIN_PYTHON_ENV)
+    if env and Path(env).is_file():
+        return env
+    venv = REPO_ROOT / ".venv-train" / "bin" / "python"
+    return str(venv) if venv.is_file() else None
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.labels.is_dir():
+        sys.stderr.write(f"docpipe train: {args.labels} is not a folder\n")
+        return 2
+    if args.steps < 1:
+        sys.stderr.write("docpipe train: --steps must be at least 1\n")
+        return 2
+    python = training_python(args.python)
+    if python is None:
+        sys.stderr.write(
+            "docpipe train: no interpreter with PaddleNLP found; pass --python or set "
+            f"{TRAIN_PYTHON_ENV} (e.g. .venv-train/bin/python, see requirements-train.txt)\n"
+        )
+        return 2
+    cmd = [python, "-m", "models.extractor.finetune", "--labels", str(args.labels.resolve()),
+           "--steps", str(args.steps), "--out", str(args.out.resolve()), "--lr", str(args.lr),
+           "--threads", str(args.threads)]
+    if args.base is not None:
+        cmd += ["--base", str(args.base.resolve())]
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p)
+    env["OMP_NUM_THREADS"] = str(args.threads)
+    log.info("fine-tuning with %s", python)
+    done = subprocess.run(cmd, cwd=str(REPO_ROOT), env=env)
+    return int(done.returncode)

@@ -1,0 +1,1 @@
+"""``docpipe serve``: the HTTP service (FastAPI + uvicorn, the optional ``[serve]`` extra). See docs/service.md."""

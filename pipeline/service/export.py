@@ -1,0 +1,64 @@
+"""Approved corrections as the labels format ``docpipe train --labels`` reads (docs/labels_format.md): a
+folder of ``X.<ext>`` inputs, each beside ``X.json`` = the schema-v1 machine result with the reviewer's
+values in ``fields[*].value`` (the stored machine result itself is never changed)."""
+from __future__ import annotations
+
+import copy
+import io
+import json
+import zipfile
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+from pipeline.core.sources import sniff_format
+from pipeline.service.jobs import JobDatabase
+
+_EXT = {"jpeg": "jpg", "png": "png", "bmp": "bmp", "webp": "webp", "tiff": "tif", "pdf": "pdf"}
+
+
+def corrected_result(machine: dict[str, Any], fields: dict[str, Optional[str]], correction_id: int) -> dict[str, Any]:
+    """A copy of ``machine`` whose ``fields[k].value`` are the reviewer's (a field the machine missed gets a
+    record with no polygon; one the reviewer cleared becomes null)."""
+    out = copy.deepcopy(machine)
+    for key, value in fields.items():
+        if value is None:
+            out["fields"][key] = None
+        elif out["fields"].get(key):
+            out["fields"][key]["value"] = value
+        else:
+            out["fields"][key] = {"value": value, "text": None, "confidence": None, "page": None, "polygon": None,
+                                  "valid": None, "issues": []}
+    out["needs_review"] = False
+    out["review_reasons"] = []
+    out["review"] = {"correction_id": correction_id, "corrected_fields": sorted(
+        k for k, v in fields.items() if (machine["fields"].get(k) or {}).get("value") != v)}
+    return out
+
+
+def label_items(store: JobDatabase) -> Iterator[tuple[str, bytes, dict[str, Any]]]:
+    """(stem X, input bytes, X.json content) for the newest correction of each document."""
+    for c in store.latest_corrections():
+        ext = _EXT.get(sniff_format(c["input"][:1024]) or "", "bin")
+        stem = f"{c['job_id']}_{c['idx']}"
+        yield f"{stem}.{ext}", c["input"], corrected_result(c["machine_result"], c["fields"], c["id"])
+
+
+def export_folder(store: JobDatabase, out_dir: str | Path) -> int:
+    """Write the labels folder; returns how many documents it holds."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    n = 0
+    for filename, data, label in label_items(store):
+        (out / filename).write_bytes(data)
+        (out / (Path(filename).stem + ".json")).write_text(json.dumps(label, ensure_ascii=False, indent=1), encoding="utf-8")
+        n += 1
+    return n
+
+
+def export_zip(store: JobDatabase) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for filename, data, label in label_items(store):
+            zf.writestr(f"labels/{filename}", data)
+            zf.writestr(f"labels/{Path(filename).stem}.json", json.dumps(label, ensure_ascii=False, indent=1))
+    return buf.getvalue()

@@ -1,0 +1,76 @@
+"""Document routing: from calibrated field confidences to ``needs_review`` and its reasons.
+
+A document's risk is P(any field wrong) = 1 - prod(P(correct)) over the fields found and, for fields not found,
+P(really absent). It goes straight through when nothing forces review (an invalid value, a missing required
+field, a field below the confidence floor) and its risk is at most ``review.max_document_error_rate``.
+Otherwise the reasons name the fields a person must check: the least certain ones, until the rest of the
+document is within the target."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+# reason prefixes
+MISSING = "missing"
+INVALID = "invalid"
+LOW_CONFIDENCE = "low_confidence"
+EXTRACTORS_DISAGREE = "extractors_disagree"  # both extractors ran and gave different values (set by the assembler)
+
+
+@dataclass(frozen=True)
+class Routing:
+    risk: float  # P(any field wrong)
+    hard_reasons: tuple[str, ...]  # reasons that hold whatever the risk target
+    reasons: tuple[str, ...]  # every review reason (hard ones first); empty = straight through
+
+    @property
+    def needs_review(self) -> bool:
+        return bool(self.reasons)
+
+    def as_dict(self) -> dict:
+        return {"risk": round(self.risk, 6), "hard_reasons": list(self.hard_reasons), "reasons": list(self.reasons)}
+
+
+def document_risk(found: Mapping[str, float], absent_ok: Mapping[str, float]) -> float:
+    """1 - prod(confidence of found fields) * prod(P(absent) of fields not found)."""
+    p = 1.0
+    for c in list(found.values()) + list(absent_ok.values()):
+        p *= min(1.0, max(0.0, c))
+    return 1.0 - p
+
+
+def route(
+    found: Mapping[str, float],
+    absent_ok: Mapping[str, float],
+    required: Sequence[str],
+    invalid: Sequence[str],
+    max_error_rate: float,
+    floor: float = 0.0,
+    extra_hard: Sequence[str] = (),
+) -> Routing:
+    """``found``: field -> calibrated confidence; ``absent_ok``: field not found -> P(really absent);
+    ``required``: fields the document must have; ``invalid``: found fields whose value failed validation."""
+    hard: list[str] = []
+    hard += [f"{MISSING}:{k}" for k in absent_ok if k in required]
+    hard += [f"{INVALID}:{k}" for k in invalid]
+    hard += [f"{LOW_CONFIDENCE}:{k}" for k, c in found.items() if c < floor and k not in invalid]
+    hard += [r for r in extra_hard if r not in hard]
+    risk = document_risk(found, absent_ok)
+    reasons = list(hard)
+    if risk > max_error_rate:
+        # the least certain fields first, until the fields left unchecked carry at most the target risk
+        named = {r.split(":", 1)[1] for r in hard if ":" in r}
+        err = sorted(
+            [(1 - c, k, LOW_CONFIDENCE) for k, c in found.items()] + [(1 - c, k, MISSING) for k, c in absent_ok.items()],
+            key=lambda t: -t[0],
+        )
+        unchecked = {k: c for k, c in list(found.items()) + list(absent_ok.items()) if k not in named}
+        for e, k, prefix in err:
+            if document_risk(unchecked, {}) <= max_error_rate:
+                break
+            if k in unchecked:
+                reasons.append(f"{prefix}:{k}")
+                del unchecked[k]
+        if not reasons:
+            reasons.append(f"{LOW_CONFIDENCE}:document")
+    return Routing(risk, tuple(hard), tuple(reasons))

@@ -1,0 +1,70 @@
+"""Amounts checked against the capital amount printed with them: ``捌仟柒佰陆拾元整`` beside a misread ``¥87.60``.
+
+Capital numerals survive a poor scan better than Arabic digits (a lost comma or decimal point changes the value by a
+factor of 100; a misread capital numeral does not parse), so when the two disagree the capital amount is read and the
+disagreement is kept as the ``amount_mismatch`` issue.
+"""
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Optional
+
+from stages.extraction.rules.lines import same_row
+from stages.postprocess.normalize import ISSUE_AMOUNT_MISMATCH, Normalized, format_amount, parse_chinese_amount
+
+if TYPE_CHECKING:
+    from stages.extraction.rules.document import PreparedDocument
+
+_CAPITAL_RUN_RE = re.compile(r"[零〇壹贰貳叁參肆伍陆陸柒捌玖拾佰仟万萬亿億元圆角分整正]+")
+_CAPITAL_DIGITS = set("壹贰貳叁參肆伍陆陸柒捌玖")
+_MARKER_RE = re.compile(r"\(?(?:大写:?|\()(?:人民币)?")  # compact text: (大写：, 大写, (人民币
+
+
+def capital_run(text: str) -> Optional[tuple[int, int]]:
+    """Span of the first run of capital numerals in ``text`` that parses as an amount, if any."""
+    for m in _CAPITAL_RUN_RE.finditer(text):
+        if set(m.group()) & _CAPITAL_DIGITS and parse_chinese_amount(m.group()) is not None:
+            return m.span()
+    return None
+
+
+def prefer_capital(text: str, n: Normalized) -> tuple[str, Normalized]:
+    """For a value holding both forms that disagree (``amount_mismatch``): the capital run and its value, with the
+    issue kept; otherwise ``text`` and ``n`` unchanged."""
+    if ISSUE_AMOUNT_MISMATCH not in n.issues:
+        return text, n
+    span = capital_run(text)
+    if span is None:
+        return text, n
+    run = text[span[0]:span[1]]
+    capital = parse_chinese_amount(run)
+    assert capital is not None
+    return run, Normalized(format_amount(capital), n.issues)
+
+
+def _marked_capital(text: str) -> Optional[str]:
+    """The capital amount that opens ``text`` after a marker (``(大写：…``, ``大写…``, ``(…``), if any."""
+    m = _MARKER_RE.match(text)
+    if m is None or not m.group():
+        return None
+    span = capital_run(text[m.end():])
+    return text[m.end() + span[0]:m.end() + span[1]] if span is not None and span[0] == 0 else None
+
+
+def capital_beside(doc: PreparedDocument, li: int, start: int) -> Optional[tuple[str, int]]:
+    """A capital amount printed right after a value that ends at compact position ``start`` of box ``li``, behind a
+    marker (``（大写：…）``): in the box before its next label, else opening the nearest box to its right on the same
+    row. Returns the capital's text and the index of its box."""
+    line = doc.lines[li]
+    end = min([o.start for o in doc.hits[li] if o.start >= start] + [len(line.comp)])
+    if start < end:
+        found = _marked_capital(line.comp[start:end])
+        return (found, li) if found is not None else None
+    if end < len(line.comp):
+        return None  # a label follows in the box: what lies beyond it is another field's
+    right = sorted((ln for ln in doc.live if ln is not line and same_row(ln, line) and ln.x0 >= line.x1 - line.height),
+                   key=lambda ln: ln.x0)
+    if not right:
+        return None
+    found = _marked_capital(right[0].comp)
+    return (found, right[0].index) if found is not None else None

@@ -1,0 +1,84 @@
+"""The rules extractor's entry point: every strategy's candidates, conflicts settled, the best one per field."""
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import date
+from typing import Iterable, Optional, Sequence
+
+from stages.extraction.fields import FIELD_KEYS, FIELDS
+from stages.extraction.rules.candidates import UNSURE_ID, RuleCandidate, retarget
+from stages.extraction.rules.document import PreparedDocument
+from stages.extraction.rules.labels import label_candidates
+from stages.extraction.rules.narrative import join_lines, narrative_candidates
+from stages.extraction.rules.patterns import pattern_candidates
+from stages.extraction.rules.records import OcrLineLike, RuleMatch
+from stages.extraction.rules.role_tables import role_table_candidates
+from stages.extraction.rules.unknown_labels import unknown_label_candidates
+
+
+def _drop_contradicted(cands: list[RuleCandidate]) -> list[RuleCandidate]:
+    """A sentence that says whose ID/name a span is (``以李四（身份证号码：…）为被保险人``) overrules a role guessed
+    from context for the same span."""
+    claims: dict[tuple[tuple[int, ...], Optional[str]], str] = {}
+    for c in cands:
+        if c.match.method == "narrative" and FIELDS[c.key].kind in ("id_number", "name"):
+            claims[(c.match.line_indices, c.match.value)] = c.key
+    out = []
+    for c in cands:
+        owner = claims.get((c.match.line_indices, c.match.value))
+        if owner is not None and owner != c.key and c.match.method != "narrative" and c.key != UNSURE_ID:
+            continue
+        out.append(c)
+    return out
+
+
+def assign_unsure_ids(best: dict[str, RuleCandidate], unsure: Iterable[RuleCandidate]) -> None:
+    """IDs of unknown owner fill the policyholder's ID, else (when different from it) the insured's."""
+    for c in sorted(unsure, key=lambda c: (-c.score, c.order)):
+        ph = best.get("policyholder_id_number")
+        if ph is None:
+            best["policyholder_id_number"] = retarget(c, "policyholder_id_number")
+        elif ph.match.value != c.match.value and "insured_id_number" not in best:
+            best["insured_id_number"] = retarget(c, "insured_id_number")
+
+
+def _best(cands: Iterable[RuleCandidate]) -> dict[str, RuleCandidate]:
+    """The highest-scored candidate per key (the earlier one in reading order on a tie)."""
+    best: dict[str, RuleCandidate] = {}
+    for c in cands:
+        cur = best.get(c.key)
+        if cur is None or (c.score, -c.order) > (cur.score, -cur.order):
+            best[c.key] = c
+    return best
+
+
+def extract_rules(lines: Sequence[OcrLineLike], today: date) -> dict[str, Optional[RuleMatch]]:
+    """Find every field of :data:`stages.extraction.fields.FIELDS` in one document's OCR lines.
+
+    ``lines`` may come from several pages (``page`` attribute); line indices in the result refer to ``lines``.
+    Returns every field key in registry order; ``None`` where nothing plausible was found.
+    """
+    doc = PreparedDocument(lines, today)
+    label_cands, same_as = label_candidates(doc)
+    cands = label_cands + role_table_candidates(doc) + narrative_candidates(doc, join_lines(doc))
+    cands += pattern_candidates(doc)
+    cands = _drop_contradicted(cands)
+    labelled = _best(c for c in cands if c.key != UNSURE_ID and c.match.method != "pattern")
+    cands += unknown_label_candidates(doc, labelled)
+    best = _best(c for c in cands if c.key != UNSURE_ID)
+    assign_unsure_ids(best, (c for c in cands if c.key == UNSURE_ID))
+    for key in sorted(same_as):
+        source = best.get(key.replace("insured", "policyholder"))
+        if key not in best and source is not None:
+            m = source.match
+            best[key] = RuleCandidate(key, source.score * 0.95, source.order,
+                                  RuleMatch(key, m.text, m.line_indices, round(m.score * 0.95, 4),
+                                            "same_as_policyholder", m.normalized))
+    return {key: (_with_rivals(best[key], cands) if key in best else None) for key in FIELD_KEYS}
+
+
+def _with_rivals(chosen: RuleCandidate, cands: Sequence[RuleCandidate]) -> RuleMatch:
+    """The chosen match with the number of candidates for its key that carry another value, and the score margin."""
+    others = [c.score for c in cands if c.key == chosen.key and c.match.value != chosen.match.value]
+    margin = chosen.score - max(others) if others else 1.0
+    return replace(chosen.match, rivals=len(others), margin=round(margin, 4))

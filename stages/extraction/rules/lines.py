@@ -1,0 +1,204 @@
+"""Text boxes: raw text -> NFKC text (with a map back) -> compact text (whitespace removed, with a map to NFKC),
+deskewed extents, boxes split at wide gaps, labels wrapped inside a cell joined, and reading order.
+"""
+from __future__ import annotations
+
+import bisect
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Mapping, Optional, Sequence
+
+import numpy as np
+
+from stages.extraction.rules.lexicon import LABEL_RE
+from stages.extraction.rules.records import OcrLineLike
+from stages.layout import RowBox, deskew, reading_order
+
+MAX_SKEW = np.radians(15)  # a page whose text lies at a larger angle is read as it lies
+
+PUNCT = set(":;,.!?()[]{}<>|/\\'\"`~@#$%^&*+=_-—–…·、。，；：！？（）【】《》「」『』〔〕")
+LEADER_CHARS = ":.…·_-—=|>~*"
+NUMBERING_RE = re.compile(r"^[【\[]?(?:[0-9]{1,2}[.、)]|[一二三四五六七八九十]{1,2}[、.)]|\([0-9一二三四五六七八九十]{1,2}\)|[•●■◆▪*-])")
+UNKNOWN_LABEL_RE = re.compile(r"[\u4e00-\u9fff]{2,8}:")
+UNKNOWN_LABEL_START_RE = re.compile(r"[\u4e00-\u9fff]{2,8}(?:\([\u4e00-\u9fff]{1,6}\))?(?::|[.…·_\-—]{3,})")
+CJK_RE = re.compile(r"[\u4e00-\u9fff]")
+
+
+@dataclass(frozen=True)
+class LineBox:
+    """One text box of the page: raw text, NFKC text (``norm``) and compact text (``comp``, whitespace removed), each
+    with a map back, and its extent in the page's deskewed frame."""
+
+    index: int
+    page: int
+    raw: str
+    norm: str
+    norm_to_raw: tuple[int, ...]
+    comp: str
+    comp_to_norm: tuple[int, ...]
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+    @property
+    def height(self) -> float:
+        return max(self.y1 - self.y0, 1.0)
+
+    @property
+    def cy(self) -> float:
+        return (self.y0 + self.y1) / 2
+
+
+def points_of(line: OcrLineLike) -> np.ndarray:
+    """A line's polygon as an (N, 2) float array."""
+    return np.asarray(line.polygon, dtype=np.float64).reshape(-1, 2)
+
+
+def prepare_line(index: int, line: OcrLineLike, angle: float = 0.0) -> LineBox:
+    """An input line as a :class:`LineBox`, its polygon rotated by ``-angle``."""
+    raw = str(line.text)
+    norm_chars: list[str] = []
+    norm_to_raw: list[int] = []
+    for i, ch in enumerate(raw):
+        for n in unicodedata.normalize("NFKC", ch):
+            norm_chars.append(n)
+            norm_to_raw.append(i)
+    norm = "".join(norm_chars)
+    comp_to_norm = tuple(i for i, ch in enumerate(norm) if not ch.isspace())
+    comp = "".join(norm[i] for i in comp_to_norm)
+    pts = deskew(points_of(line), angle)
+    return LineBox(index, int(getattr(line, "page", 0) or 0), raw, norm, tuple(norm_to_raw), comp, comp_to_norm,
+                   float(pts[:, 0].min()), float(pts[:, 1].min()), float(pts[:, 0].max()), float(pts[:, 1].max()))
+
+
+_GAP_RE = re.compile(r"\s{2,}")
+
+
+def split_at_gaps(line: LineBox) -> list[LineBox]:
+    """An OCR line holding several boxes (``保险金额    保险费``: runs of 2+ spaces) as one box per part, each with the
+    x range of its characters (spread evenly over the line)."""
+    cuts = [m.span() for m in _GAP_RE.finditer(line.norm)]
+    if not cuts or not line.comp:
+        return [line]
+    n = len(line.norm)
+    bounds, start = [], 0
+    for a, b in cuts:
+        bounds.append((start, a))
+        start = b
+    bounds.append((start, n))
+    parts = []
+    for a, b in bounds:
+        seg = line.norm[a:b]
+        if not seg.strip():
+            continue
+        r0 = line.norm_to_raw[a]
+        comp_to_norm = tuple(i - a for i in line.comp_to_norm if a <= i < b)
+        x0 = line.x0 + (line.x1 - line.x0) * a / n
+        x1 = line.x0 + (line.x1 - line.x0) * b / n
+        parts.append(LineBox(line.index, line.page, line.raw[r0: line.norm_to_raw[b - 1] + 1], seg,
+                             tuple(k - r0 for k in line.norm_to_raw[a:b]), "".join(seg[i] for i in comp_to_norm),
+                             comp_to_norm, x0, line.y0, x1, line.y1))
+    return parts
+
+
+def raw_text(line: LineBox, n0: int, n1: int) -> str:
+    """Raw characters behind NFKC span ``[n0, n1)``."""
+    if n1 <= n0:
+        return ""
+    return line.raw[line.norm_to_raw[n0]: line.norm_to_raw[n1 - 1] + 1]
+
+
+def comp_pos(line: LineBox, norm_pos: int) -> int:
+    """Compact position of the first non-space character at or after NFKC position ``norm_pos``."""
+    return bisect.bisect_left(line.comp_to_norm, norm_pos)
+
+
+def norm_pos(line: LineBox, comp_pos: int) -> int:
+    """NFKC position of compact position ``comp_pos`` (the NFKC length at the end)."""
+    return line.comp_to_norm[comp_pos] if comp_pos < len(line.comp) else len(line.norm)
+
+
+def x_at(line: LineBox, comp_pos: int) -> float:
+    """Approximate x of a character position (characters spread evenly over the box)."""
+    n = max(len(line.comp), 1)
+    return line.x0 + (line.x1 - line.x0) * min(max(comp_pos, 0), n) / n
+
+
+def line_reading_order(lines: Sequence[LineBox]) -> list[int]:
+    """Line indices page by page, row by row, left to right (:func:`stages.layout.reading_order`)."""
+    return [lines[i].index for i in reading_order([RowBox(ln.page, ln.x0, ln.cy, ln.height) for ln in lines])]
+
+
+def same_row(a: LineBox, b: LineBox) -> bool:
+    """Two boxes of one page whose vertical extents overlap by at least half the smaller height."""
+    if a.page != b.page:
+        return False
+    overlap = min(a.y1, b.y1) - max(a.y0, b.y0)
+    return overlap >= 0.5 * min(a.height, b.height)
+
+
+def content_start(comp: str) -> int:
+    """Compact position after list numbering (``1.``, ``一、``, ``(2)``, bullets)."""
+    m = NUMBERING_RE.match(comp)
+    return m.end() if m else 0
+
+
+def _label_tail(head: LineBox, lines: Sequence[LineBox]) -> Optional[LineBox]:
+    """A short line right under ``head`` that completes a label wrapped inside a table cell (``投保人通讯地`` / ``址``)."""
+    h = head.height
+    for b in lines:
+        aligned = min(abs(b.x0 - head.x0), abs(b.x0 + b.x1 - head.x0 - head.x1) / 2) <= 0.3 * h  # left or centred
+        if (b is head or b.page != head.page or not 0 < len(b.comp) <= 3 or len(head.comp) < 4 or not aligned
+                or not -0.2 * h <= b.y0 - head.y1 <= 0.4 * h):
+            continue
+        joined = head.comp + b.comp
+        if any(m.start() < len(head.comp) < m.end() and not joined[m.end():].strip(LEADER_CHARS)
+               for m in LABEL_RE.finditer(joined)):
+            return b
+    return None
+
+
+def merge_wrapped_labels(lines: list[LineBox]) -> tuple[list[LineBox], set[int]]:
+    """Join each wrapped label tail to its head line; returns the lines (heads replaced) and the absorbed indices."""
+    out = list(lines)
+    dead: set[int] = set()
+    for head in lines:
+        if head.index in dead:
+            continue
+        tail = _label_tail(head, [ln for ln in lines if ln.index not in dead])
+        if tail is None:
+            continue
+        dead.add(tail.index)
+        out[head.index] = LineBox(
+            head.index, head.page, head.raw + tail.raw, head.norm + tail.norm,
+            head.norm_to_raw + tuple(len(head.raw) + k for k in tail.norm_to_raw),
+            head.comp + tail.comp, head.comp_to_norm + tuple(len(head.norm) + k for k in tail.comp_to_norm),
+            min(head.x0, tail.x0), min(head.y0, tail.y0), max(head.x1, tail.x1), max(head.y1, tail.y1))
+    return out, dead
+
+
+Segments = tuple[tuple[int, int, int], ...]  # a value spread over compact spans (line, start, end)
+
+
+def wraps_onto(line: LineBox, live: Sequence[LineBox], right_edge: Mapping[int, float],
+               joiners: bool) -> Optional[LineBox]:
+    """The line that ``line`` wraps onto: just below, about the same x, and either ``line`` ends in a joiner (``至``,
+    ``-``, ``:``; when ``joiners``) or the next line's first phrase would not have fitted after its end (``right_edge``:
+    the right end of the text per page)."""
+    joiner = joiners and line.comp.endswith(("至", "-", "~", "到", "—", "起", ":"))
+    if not joiner and len(line.comp) < 16:
+        return None
+    below = [ln for ln in live if ln.page == line.page and ln.y0 >= line.cy
+             and ln.y0 - line.y1 <= 0.7 * line.height and abs(ln.x0 - line.x0) <= 2 * line.height]
+    if not below:
+        return None
+    nxt = min(below, key=lambda ln: ln.y0)
+    if joiner:
+        return nxt
+    # wrapped: the next line's first phrase would not have fitted after this line's end
+    char_w = max((line.x1 - line.x0) / len(line.comp), 0.8 * line.height)
+    first = re.split(r"[,;。、!?]", nxt.comp, maxsplit=1)[0] or nxt.comp
+    fits = line.x1 + min(len(first), 40) * char_w <= right_edge[line.page]
+    return None if fits else nxt

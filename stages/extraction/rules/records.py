@@ -1,0 +1,58 @@
+"""Input lines and output matches of the rules extractor: the line protocol it reads and the match it returns."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Optional, Protocol
+
+from stages.postprocess.normalize import Normalized
+
+
+class OcrLineLike(Protocol):
+    """What the extractor reads from a line: ``text`` and a 4x2 ``polygon`` in page pixels.
+
+    A ``page`` attribute (int) is read when present (``stages.contracts.types.TextLine`` has none: page 0).
+    """
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def polygon(self) -> Any: ...
+
+
+@dataclass(frozen=True)
+class OcrLine:
+    """A plain line, e.g. from a result JSON (``{"text": ..., "polygon": [[x, y] * 4]}``)."""
+
+    text: str
+    polygon: tuple[tuple[float, float], ...]
+    page: int = 0
+
+
+def lines_from_records(records: Iterable[Mapping[str, Any]], page: Optional[int] = None) -> list[OcrLine]:
+    """Dicts with ``text``, ``polygon`` and optionally ``page`` -> :class:`OcrLine` (``page`` overrides)."""
+    out = []
+    for r in records:
+        poly = tuple((float(x), float(y)) for x, y in r["polygon"])
+        out.append(OcrLine(str(r["text"]), poly, int(page if page is not None else r.get("page", 0))))
+    return out
+
+
+@dataclass(frozen=True)
+class RuleMatch:
+    """One field found by the rules: the value text as read, where it was, how, and its normalization."""
+
+    key: str
+    text: str
+    line_indices: tuple[int, ...]
+    score: float
+    method: str  # label | label_right | label_below | narrative | pattern | unknown_label | same_as_policyholder
+    normalized: Normalized
+    # competition (evidence for calibrated confidence): candidates for this key with another value, and how far
+    # the best of them scored below this one (1.0 when there is none)
+    rivals: int = 0
+    margin: float = 1.0
+
+    @property
+    def value(self) -> Optional[str]:
+        return self.normalized.value

@@ -1,0 +1,208 @@
+"""Values, per field kind: the part of a text after a label that holds the value, and whether it is plausible."""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from stages.extraction.fields import FIELDS
+from stages.extraction.rules.lexicon import ATTR_WORDS, LABELS, SECTION_SUFFIXES
+from stages.extraction.rules.lines import CJK_RE
+from stages.postprocess.normalize import Normalized, date_spans
+
+# words that never occur in a person's name; particles only after the first character (向, 于, 和 are surnames)
+_NAME_STOP = ("公司", "保险", "合同", "条款", "规定", "约定", "身故", "疾病", "意外", "年龄", "周岁", "签名", "签字",
+              "签章", "身份", "证号", "信息", "资料", "证件", "号码", "电话", "地址", "姓名", "名称", "声明", "告知",
+              "应当", "投保", "受益", "关系", "性别", "日期", "金额", "人民币", "详见", "本人", "同上", "本合同", "无",
+              "不详")
+_NAME_PARTICLES = "的了是或等为之也在及与"
+_NAME_CJK_RE = re.compile(r"^[\u4e00-\u9fff]{2,6}$|^[\u4e00-\u9fff]{1,10}[·•][\u4e00-\u9fff·•]{1,16}$")
+_NAME_LATIN_RE = re.compile(r"^[A-Za-z][A-Za-z .'\-]{1,40}$")
+_LOOKALIKES = set("OoDlI|")  # fixed by the normalizers next to digits
+_ID_CHARS = set("0123456789Xx×") | _LOOKALIKES
+_PHONE_CHARS = set("0123456789+-()— ") | _LOOKALIKES
+AMOUNT_CHARS = set("0123456789,.¥$￥人民币RMBCNY:()大写小写整正约圆元角分零〇壹贰貳叁參肆伍陆陸柒捌玖拾佰仟万萬亿億"
+                   "一二两三四五六七八九十百千 ") | _LOOKALIKES
+_CODE_CHARS = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_/ ")
+_OPENING = {")": "(", "]": "[", "】": "【"}
+_TRAILING_JUNK = ":;,.、。()（）[]【】-—_|/ …·"
+_LEADING_JUNK = ":;,.、。)）]】-—_|/ …·>~*"
+
+
+def _cut_gap(norm: str, s: int, e: int, min_gap: int) -> int:
+    """End of the first segment of ``norm[s:e]`` before a whitespace run of at least ``min_gap``."""
+    run = 0
+    for i in range(s, e):
+        if norm[i].isspace():
+            run += 1
+        else:
+            if run >= min_gap and i - run > s:
+                return i - run
+            run = 0
+    return e
+
+
+def _prefix_of(norm: str, s: int, e: int, allowed: set[str]) -> int:
+    i = s
+    while i < e and norm[i] in allowed:
+        i += 1
+    return i
+
+
+def strip_separators(norm: str, s: int, e: int) -> tuple[int, int]:
+    """Drop separators around a value; keep a closing bracket that closes one inside the value."""
+    while True:
+        while s < e and (norm[s] in _LEADING_JUNK or norm[s].isspace()):
+            s += 1
+        while e > s and (norm[e - 1] in _TRAILING_JUNK or norm[e - 1].isspace()):
+            if norm[e - 1] in ")]】" and norm.count(_OPENING[norm[e - 1]], s, e) > norm.count(norm[e - 1], s, e) - 1:
+                break
+            e -= 1
+        if e > s and norm[e - 1] in "([【":
+            e -= 1
+            continue
+        return s, e
+
+
+def _trim_name(norm: str, s: int, e: int) -> int:
+    i = s
+    cjk = 0
+    while i < e:
+        ch = norm[i]
+        if ch in "(),;。、/|:[]【】<>《》\"'":
+            break
+        if ch.isspace():
+            j = i
+            while j < e and norm[j].isspace():
+                j += 1
+            if j - i >= 2 or cjk >= 2 or j >= e:
+                break
+            i = j
+            continue
+        if CJK_RE.match(ch):
+            cjk += 1
+        i += 1
+    return i
+
+
+def cut_from_spaced_word(value: str, after: str) -> bool:
+    """``value`` is letter-spaced (one space between characters) and ``after`` (the text that follows it in its box)
+    goes on in the same spacing: the value was cut out of a longer letter-spaced word (联 络 | 电 话, a label)."""
+    return bool(_SPACED_RE.fullmatch(value) and _SPACED_AFTER_RE.match(after))
+
+
+def trim_value(kind: str, norm: str, s: int, e: int) -> tuple[int, int]:
+    """The part of ``norm[s:e]`` that holds a value of ``kind`` (after the label's separators)."""
+    s, e = strip_separators(norm, s, e)
+    if s >= e:
+        return s, s
+    if kind in ("name", "beneficiary"):
+        while e - s > 2 and norm[s] in _NAME_LEADER_LOOKALIKES and CJK_RE.match(norm[s + 1]):
+            s += 1  # 一郑洋, 一法定: a dash leader read as 一 (no surname is 一 or 十)
+        e = _trim_name(norm, s, e)
+    elif kind == "id_number":
+        e = _prefix_of(norm, s, e, _ID_CHARS | {" "})
+    elif kind == "phone":
+        e = _prefix_of(norm, s, e, _PHONE_CHARS)
+    elif kind == "amount":
+        e = _prefix_of(norm, s, _cut_gap(norm, s, e, 3), AMOUNT_CHARS)
+        if e < len(norm) and norm[e] in _YEAR_SUFFIXES and _YEAR_RE.fullmatch(norm[s:e].strip("( ")):
+            return s, s  # (2026版), 2036年2月28日: a year, not an amount
+    elif kind == "date":
+        spans = date_spans(norm[s:e])
+        if not spans or spans[0][0] > 2:
+            return s, s
+        s, e = s + spans[0][0], s + spans[0][1]
+    elif kind == "code":
+        e = _cut_gap(norm, s, _prefix_of(norm, s, e, _CODE_CHARS), 2)
+    else:  # free text: up to a wide gap or sentence punctuation
+        m = _GLUED_ADDRESS_LABEL_RE.match(norm, s)
+        if m and m.end() < e:
+            s = m.end()  # 家庭住址辽宁省…: an address label (any qualifier + 地址/住址) glued to its value
+        m = _JUNK_BEFORE_PROVINCE_RE.match(norm, s)
+        if m and m.end() < e:
+            s = m.end()  # 上重庆市…: a speck of the underline read as a character before the province
+        e = _cut_gap(norm, s, e, 2)
+        stop = next((i for i in range(s, e) if norm[i] in ",;。!?【" or (norm[i] == "·" and i > s)), e)
+        e = stop
+    return strip_separators(norm, s, e)
+
+
+_NAME_LEADER_LOOKALIKES = "一十"
+_YEAR_RE = re.compile(r"(?:19|20)\d\d")
+_YEAR_SUFFIXES = "版年款"
+_SPACED_RE = re.compile(r"\S(?: \S)+")
+_SPACED_AFTER_RE = re.compile(r" [\u4e00-\u9fff](?: |$)")
+_PROVINCES = ("北京", "天津", "上海", "重庆", "河北", "山西", "辽宁", "吉林", "黑龙江", "江苏", "浙江", "安徽", "福建",
+              "江西", "山东", "河南", "湖北", "湖南", "广东", "海南", "四川", "贵州", "云南", "陕西", "甘肃", "青海",
+              "台湾", "内蒙古", "广西", "西藏", "宁夏", "新疆", "香港", "澳门")
+_JUNK_BEFORE_PROVINCE_RE = re.compile(
+    "[^\u4e00-\u9fff]{0,2}[\u4e00-\u9fff]?(?=(?:%s)[\u4e00-\u9fff]{0,4}(?:省|市|自治区|特别行政区))"
+    % "|".join(_PROVINCES))
+_GLUED_ADDRESS_LABEL_RE = re.compile(r"[\u4e00-\u9fff]{0,6}(?:地址|住址)[:：]?")
+
+_TEXT_MUST_CONTAIN: dict[str, tuple[str, ...]] = {
+    "insurer": ("公司", "保险", "人寿", "财险", "寿险", "集团", "健康", "养老", "机构", "中心"),
+    "product_name": ("险", "保", "计划", "年金"),  # and not 本保险 (see plausibility)
+    "policyholder_address": ("省", "市", "区", "县", "路", "街", "号", "镇", "村", "道", "巷", "弄", "室", "栋", "楼"),
+}
+
+
+def plausibility(key: str, n: Normalized, method: str) -> Optional[float]:
+    """A score factor for a normalized candidate (``None``: not a plausible value of this field)."""
+    kind = FIELDS[key].kind
+    v = n.value
+    if v is None:
+        return None
+    penalty = 0.8 if n.issues else 1.0
+    if kind in ("name", "beneficiary"):
+        if kind == "beneficiary" and v == "法定":
+            return 1.0
+        if not (_NAME_CJK_RE.match(v) or _NAME_LATIN_RE.match(v)):
+            return None
+        if (any(w in v for w in _NAME_STOP) or any(ch in _NAME_PARTICLES for ch in v[1:])
+                or any(w in v for words in ATTR_WORDS.values() for w in words)):
+            return None
+        return 1.0
+    if kind == "id_number":
+        if method == "pattern" and n.issues:
+            return None  # an unlabelled 18-digit number is only an ID if it checks out
+        if "id_format" in n.issues:
+            digits = sum(ch.isdigit() for ch in v)
+            return 0.5 if method != "pattern" and 15 <= digits <= 19 and len(v) <= 19 else None
+        return penalty
+    if kind == "phone":
+        if "phone_format" in n.issues:
+            digits = sum(ch.isdigit() for ch in v)
+            return 0.6 if method != "pattern" and digits >= 7 and not v.startswith(("95", "400", "800")) else None
+        return 1.0
+    if kind in ("amount", "date"):
+        return penalty
+    if kind == "code":
+        return 1.0 if len(v) >= 4 and any(ch.isdigit() for ch in v) else None
+    # free text
+    if len(v) < 2 or not CJK_RE.search(v) and key != "product_name":
+        return None
+    if key in _TEXT_MUST_CONTAIN and not any(w in v for w in _TEXT_MUST_CONTAIN[key]):
+        return None
+    if key == "insurer" and not v.endswith(_TEXT_MUST_CONTAIN["insurer"]):
+        return None
+    if key == "policyholder_address" and len(v) < 6:
+        return None
+    if key == "product_name" and (v.startswith(("本", "该", "此")) or _ends_like_a_label(v, key)):
+        return None
+    if key == "insurer" and method == "unknown_label" and not v.endswith(_COMPANY_SUFFIXES):
+        return None  # a label outside the lexicon: only a company name proves it names the insurer
+    return 1.0
+
+
+_COMPANY_SUFFIXES = ("公司", "集团", "分公司", "中心")
+
+
+def _ends_like_a_label(value: str, key: str) -> bool:
+    """``总保险金额``, ``保险合同信息``: a label (of another field) or a section title read as a value."""
+    if value.endswith(SECTION_SUFFIXES):
+        return True
+    for text, d in LABELS.items():
+        if len(text) >= 2 and value.endswith(text) and key not in d.fields:
+            return True
+    return False

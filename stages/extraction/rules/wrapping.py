@@ -1,0 +1,54 @@
+"""Wrapped text: the rest of a value wrapped in a paragraph or a cell (the line a paragraph line runs on to is
+:func:`stages.extraction.rules.lines.wraps_onto`)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+from stages.extraction.rules.lines import UNKNOWN_LABEL_START_RE, Segments, content_start, same_row, x_at
+from stages.extraction.rules.neighbours import right_of
+
+if TYPE_CHECKING:
+    from stages.extraction.rules.document import PreparedDocument
+
+
+def continuation(doc: PreparedDocument, li: int, joiners: bool = True) -> Optional[int]:
+    """The next line of a wrapped paragraph or cell (see :func:`wraps_onto`) unless it starts with a label
+    or is the value of the next table row."""
+    nxt = doc.next_in_paragraph(li, joiners)
+    if nxt is None or doc.starts_with_label(nxt.index):
+        return None
+    # the value cell of the next table row: its label sits on its left
+    for left in doc.live:
+        if (left is not nxt and left.x1 <= nxt.x0 + left.height and left.page == nxt.page
+                and abs(left.cy - nxt.cy) < left.height + nxt.height):
+            if doc.hits[left.index]:
+                last = doc.hits[left.index][-1]
+                empty = doc.value_end(left.index, last.value_start) <= last.value_start
+            else:  # a label outside the lexicon with its leaders (生效时间.··)
+                m = UNKNOWN_LABEL_START_RE.match(left.comp, content_start(left.comp))
+                empty = m is not None and m.end() == len(left.comp)
+            if empty and right_of(doc, left) is nxt:
+                return None
+    return nxt.index
+
+
+def cell_tail(doc: PreparedDocument, segment: tuple[int, int, int]) -> Segments:
+    """The end of a value wrapped inside a table cell (an address whose last characters, ``室``, went to the next
+    line): a short line just below, starting under the value's start, that is no label and no other row's
+    value; the paragraph test of :func:`continuation` misses it because the page goes on to the right."""
+    li, cs, ce = segment
+    line = doc.lines[li]
+    if ce < len(line.comp):
+        return ()
+    x = x_at(line, cs)
+    below = [ln for ln in doc.live if ln.page == line.page and ln.y0 >= line.cy
+             and ln.y0 - line.y1 <= 0.7 * line.height and abs(ln.x0 - x) <= 1.5 * line.height]
+    if not below:
+        return ()
+    nxt = min(below, key=lambda ln: ln.y0)
+    if len(nxt.comp) > 8 or doc.starts_with_label(nxt.index) or doc.hits[nxt.index]:
+        return ()
+    if any(ln is not nxt and ln.page == nxt.page and same_row(ln, nxt) and ln.x1 <= nxt.x0 + ln.height
+           and right_of(doc, ln) is nxt for ln in doc.live):
+        return ()  # the value of a label on its left
+    return ((nxt.index, 0, doc.value_end(nxt.index, 0)),)

@@ -1,0 +1,43 @@
+"""Amounts checked against the capital amount printed with them."""
+from __future__ import annotations
+
+from stages.extraction.rules import extract_rules
+from stages.extraction.rules.amounts import capital_run, prefer_capital
+from stages.postprocess.normalize import Normalized
+from tests.stages.extraction.rules.helpers import TODAY, box, rows
+
+
+def test_capital_run() -> None:
+    assert capital_run("人民币捌仟柒佰陆拾元整（¥87.60）") == (3, 11)
+    assert capital_run("¥87.60") is None
+    assert capital_run("元整") is None  # no numeral
+
+
+def test_prefer_capital_only_when_the_forms_disagree() -> None:
+    text = "人民币捌仟柒佰陆拾元整（¥87.60）"
+    assert prefer_capital(text, Normalized("87.60", ("amount_mismatch",))) == (
+        "捌仟柒佰陆拾元整", Normalized("8760.00", ("amount_mismatch",)))
+    agree = Normalized("8760.00")
+    assert prefer_capital("捌仟柒佰陆拾元整（¥8,760.00）", agree) == ("捌仟柒佰陆拾元整（¥8,760.00）", agree)
+
+
+def test_capital_in_the_value_wins_and_the_mismatch_is_kept() -> None:
+    m = extract_rules(rows(("保险费：人民币捌仟柒佰陆拾元整（¥87.60）",)), TODAY)["premium"]
+    assert m is not None and m.value == "8760.00" and m.text == "捌仟柒佰陆拾元整"
+    assert m.normalized.issues == ("amount_mismatch",)
+
+
+def test_capital_printed_after_the_value_on_its_line() -> None:
+    m = extract_rules(rows(("保险费：¥87.60    大写：捌仟柒佰陆拾元整",)), TODAY)["premium"]
+    assert m is not None and m.value == "8760.00" and m.normalized.issues == ("amount_mismatch",)
+    lines = [box("保险费：¥87.60", 60, 100), box("（大写：捌仟柒佰陆拾元整）", 420, 100)]  # a box of its own
+    m = extract_rules(lines, TODAY)["premium"]
+    assert m is not None and m.value == "8760.00" and m.line_indices == (1,)
+
+
+def test_capital_that_agrees_or_belongs_to_the_next_label_changes_nothing() -> None:
+    got = extract_rules(rows(("保险费：¥8,760.00（大写：捌仟柒佰陆拾元整）",)), TODAY)["premium"]
+    assert got is not None and got.value == "8760.00" and got.normalized.issues == ()
+    result = extract_rules(rows(("保险金额：¥80,000.00    保险费：捌仟柒佰陆拾元整",)), TODAY)
+    assert result["sum_insured"] is not None and result["sum_insured"].value == "80000.00"
+    assert result["premium"] is not None and result["premium"].value == "8760.00"

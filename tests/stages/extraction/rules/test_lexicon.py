@@ -1,0 +1,31 @@
+"""The label lexicon: longest labels win, and no word is taken from the held-out test labels."""
+from __future__ import annotations
+
+from stages.extraction.rules.lexicon import LABELS
+
+
+def test_longest_label_wins() -> None:
+    assert LABELS["投保人身份证号"].fields == ("policyholder_id_number",)
+    assert LABELS["被保险人"].fields == ("insured_name",)
+    assert LABELS["保险人"].fields == ("insurer",)
+    assert LABELS["客服电话"].kind == "distractor"
+
+
+def test_lexicon_has_no_word_taken_from_the_held_out_labels() -> None:
+    """The test split measures generalization to label wordings never seen in development (samples.synth.labels
+    HELD_OUT_LABELS): every hand-written lexicon word that occurs inside a held-out label must also occur in a shared
+    (train/dev) label, so held-out labels can only be read through shared words, composition or the unknown-label
+    pass. Distractor labels are exempt: they can only suppress a value, never produce one."""
+    from samples.synth import labels as synth_labels
+    from stages.extraction.rules import lexicon
+
+    shared = [t for ts in synth_labels.SHARED_LABELS.values() for t in ts]
+    shared += [t for ts in synth_labels.SECTION_LABELS.values() for t in ts]
+    shared += [t for ts in synth_labels.SECTION_TITLES.values() for t in ts] + list(synth_labels.PERIOD_LABELS)
+    hand_written = {w for ws in lexicon.FIELD_LABELS.values() for w in ws} | set(lexicon.PERIOD_LABELS)
+    hand_written |= {w for ws in lexicon.ATTR_WORDS.values() for w in ws} | set(lexicon.ROLE_WORDS)
+    hand_written |= set(lexicon.ATTR_QUALIFIERS) | set(lexicon.SECTION_SUFFIXES) | set(lexicon.BOTH_PARTIES_LABELS)
+    hand_written |= set(lexicon.SAME_AS_POLICYHOLDER) | {w for ws in lexicon.DATE_MEANING_WORDS.values() for w in ws}
+    leaked = sorted((held, w) for held in synth_labels.all_held_out_labels() for w in hand_written
+                    if len(w) >= 2 and w in held and not any(w in s for s in shared))
+    assert leaked == []

@@ -1,0 +1,50 @@
+"""Text boxes: a skewed page, labels wrapped inside a cell, OCR lines split at wide gaps."""
+from __future__ import annotations
+
+import pytest
+
+from stages.extraction.rules import OcrLine, extract_rules
+from tests.stages.extraction.rules.helpers import EXPECTED, INS_ID, PH_ID, TODAY, rotate, rows, values
+
+
+@pytest.mark.parametrize("degrees", [-3.0, 2.5])
+def test_rotated_page_reads_like_a_straight_one(degrees: float) -> None:
+    lines = rows(
+        ("保险单号", "P2026000123456", "保险公司", "瑞丰人寿保险股份有限公司"),
+        ("投保人", "张三", "证件号码", PH_ID),
+        ("被保险人", "李小四", "证件号码", INS_ID),
+        ("保险金额", "人民币伍拾万元整", "保险费", "￥5,230.50"),
+        x0=40, col=400, pitch=40,
+    )
+    straight = values(lines)
+    assert straight["insured_id_number"] == INS_ID
+    assert values(rotate(lines, degrees)) == straight
+
+
+def test_label_wrapped_inside_a_table_cell() -> None:
+    lines = [
+        OcrLine("投保人通讯地", ((72, 391), (234, 391), (234, 424), (72, 424))),
+        OcrLine("址", ((72, 427), (99, 427), (99, 458), (72, 458))),
+        OcrLine("北京市朝阳区建国路88号阳光花园3栋", ((283, 408), (700, 408), (700, 439), (283, 439))),
+        OcrLine("身故保险金受益", ((75, 480), (257, 480), (257, 510), (75, 510))),
+        OcrLine("人", ((153, 515), (179, 515), (179, 543), (153, 543))),  # centred in its cell
+        OcrLine("法定继承人", ((283, 497), (400, 497), (400, 527), (283, 527))),
+    ]
+    result = extract_rules(lines, TODAY)
+    address = result["policyholder_address"]
+    assert address is not None and address.value == EXPECTED["policyholder_address"]
+    assert address.line_indices == (2,)
+    assert result["beneficiary_name"] is not None and result["beneficiary_name"].value == "法定"
+
+
+def test_boxes_merged_by_ocr_are_split_at_wide_gaps() -> None:
+    lines = rows(
+        ("保险金额        保险费        生效日期",),
+        ("¥500,000.00     ¥5,230.50     2026-01-01",),
+    )
+    got = values(lines)
+    assert got["sum_insured"] == "500000.00"
+    assert got["premium"] == "5230.50"
+    assert got["effective_date"] == "2026-01-01"
+    m = extract_rules(lines, TODAY)["premium"]
+    assert m is not None and m.line_indices == (1,) and m.text == "¥5,230.50"

@@ -1,0 +1,65 @@
+"""Values trimmed and checked per field kind: clause text, full-width digits, lookalikes, specks."""
+from __future__ import annotations
+
+from tests.stages.extraction.rules.helpers import PH_ID, rows, values
+
+
+def test_clause_text_is_not_a_value() -> None:
+    lines = rows(
+        ("投保人应按照合同约定按时缴纳保险费，超过宽限期60日仍未缴纳的，合同效力中止。",),
+        ("被保险人在等待期90日内因疾病导致保险事故的，本公司不承担保险责任。",),
+        ("如您的联系地址、电话等信息发生变更，请及时通知本公司。",),
+        ("本保单涉及的保险金额、保险费均以人民币计价。",),
+    )
+    got = values(lines)
+    assert all(v is None for v in got.values()), {k: v for k, v in got.items() if v is not None}
+
+
+def test_full_width_and_ocr_spacing() -> None:
+    lines = rows(
+        ("投保人身份证号：１１０１０５ １９９００３０７ ４５１Ｘ".replace("１１０１０５ １９９００３０７ ４５１Ｘ",
+                                                         " ".join([PH_ID[:6], PH_ID[6:14], PH_ID[14:]])),),
+        ("联系电话：１３８－１２３４－５６７８",),
+        ("被保险人：李 小四",),
+    )
+    got = values(lines)
+    assert got["policyholder_id_number"] == PH_ID
+    assert got["policyholder_phone"] == "13812345678"
+    assert got["insured_name"] == "李小四"
+
+
+def test_digit_lookalikes_in_numeric_fields() -> None:
+    lines = rows(("联系电话：l38-1234-5678",), ("投保人身份证号：" + PH_ID.replace("0", "O", 1),), ("保险费：¥5,23O.5O",))
+    got = values(lines)
+    assert got["policyholder_phone"] == "13812345678"
+    assert got["policyholder_id_number"] == PH_ID
+    assert got["premium"] == "5230.50"
+
+
+def test_specks_read_as_characters_before_a_name_or_a_province_are_dropped() -> None:
+    got = values(rows(("投保人", "一郑洋"), ("受益人", "一法定"), ("通讯地址", "上重庆市沙坪坝区南京东路628号"),
+                      ("被保险人", "一二")))
+    assert got["policyholder_name"] == "郑洋"
+    assert got["beneficiary_name"] == "法定"
+    assert got["policyholder_address"] == "重庆市沙坪坝区南京东路628号"
+    assert got["insured_name"] == "一二"  # nothing left to be a name without it: kept
+    assert values(rows(("通讯地址", "上海市浦东新区世纪大道100号"),))["policyholder_address"] == "上海市浦东新区世纪大道100号"
+
+
+def test_a_middle_dot_ends_an_address_running_into_a_sentence() -> None:
+    got = values(rows(("投保人通讯地址：江西省南昌市东湖区青年南路692号702室·本保险单签发日期为2021年12月25日。",)))
+    assert got["policyholder_address"] == "江西省南昌市东湖区青年南路692号702室"
+
+
+def test_the_first_characters_of_a_letter_spaced_label_are_no_name() -> None:
+    got = values(rows(("投保人", "联 络 电 话"), ("", "13912345678"), ("被保险人", "赵 明")))
+    assert got["policyholder_name"] is None  # not 联络
+    assert got["policyholder_phone"] == "13912345678"
+    assert got["insured_name"] == "赵明"  # a letter-spaced name that ends where its box ends is still a name
+
+
+def test_a_year_is_no_amount() -> None:
+    got = values(rows(("投保险种", "年交保费"), ("安盈两全保险", "（2026版）")))
+    assert got["product_name"] == "安盈两全保险"
+    assert got["premium"] is None
+    assert values(rows(("年交保费：2026.00元",)))["premium"] == "2026.00"  # an amount that only looks like a year

@@ -1,0 +1,50 @@
+"""Values wrapped inside a cell or a paragraph, and values that must not run into the next row."""
+from __future__ import annotations
+
+from stages.extraction.rules import OcrLine, extract_rules
+from tests.stages.extraction.rules.helpers import TODAY, box, values
+
+
+def test_value_wrapped_in_its_cell_and_label_centred_on_it() -> None:
+    lines = [
+        OcrLine("住址", ((68, 559), (118, 559), (118, 587), (68, 587))),
+        OcrLine("山西省太原市小店区青年东路708号世纪花城6栋4单元1901",
+                ((261, 543), (912, 543), (912, 571), (261, 571))),
+        OcrLine("室", ((261, 575), (286, 575), (286, 602), (261, 602))),
+        OcrLine("证件类型", ((68, 623), (168, 623), (168, 651), (68, 651))),
+        OcrLine("居民身份证", ((261, 623), (386, 623), (386, 651), (261, 651))),
+    ]
+    result = extract_rules(lines, TODAY)
+    m = result["policyholder_address"]
+    assert m is not None and m.value == "山西省太原市小店区青年东路708号世纪花城6栋4单元1901室"
+    assert m.line_indices == (1, 2)
+
+
+def test_a_long_value_does_not_run_into_the_next_rows_value() -> None:
+    lines = [
+        OcrLine("住址", ((70, 468), (118, 468), (118, 496), (70, 496))),
+        OcrLine("山西省太原市小店区青年东路708号世纪花城6栋4单元1901室",
+                ((278, 469), (901, 469), (901, 495), (278, 495))),
+        OcrLine("证件类型", ((70, 518), (164, 518), (164, 546), (70, 546))),
+        OcrLine("居民身份证", ((278, 519), (393, 519), (393, 545), (278, 545))),
+    ]
+    assert values(lines)["policyholder_address"] == "山西省太原市小店区青年东路708号世纪花城6栋4单元1901室"
+
+
+def test_period_wrapped_inside_a_cell() -> None:
+    lines = [
+        OcrLine("保障期间", ((70, 1112), (166, 1112), (166, 1140), (70, 1140))),
+        OcrLine("二〇二七年一月二十六日 -", ((284, 1096), (572, 1096), (572, 1124), (284, 1124))),
+        OcrLine("二〇二八年一月二十六日二十四时", ((284, 1127), (644, 1127), (644, 1155), (284, 1155))),
+    ]
+    got = values(lines)
+    assert got["effective_date"] == "2027-01-26"
+    assert got["expiry_date"] == "2028-01-26"
+
+
+def test_an_address_wrapped_inside_its_cell_keeps_its_tail() -> None:
+    lines = [box("通讯地址", 60, 100), box("安徽省合肥市蜀山区湖滨东路297号翠苑小区27栋2单元404", 200, 100),
+             box("证件类型", 900, 100), box("室", 200, 130), box("投保人", 60, 200), box("张三", 200, 200)]
+    got = values(lines)
+    assert got["policyholder_address"] == "安徽省合肥市蜀山区湖滨东路297号翠苑小区27栋2单元404室"
+    assert got["policyholder_name"] == "张三"

@@ -1,0 +1,151 @@
+"""Calibrated confidence: the shipped calibrator loads, is monotone in the evidence that should raise it,
+and the runtime's features are exactly the ones the fitting script reads back from the eval report."""
+import json
+from dataclasses import replace
+from datetime import date
+
+import numpy as np
+import pytest
+
+from stages.contracts.registry import resolve_model
+from stages.extraction.assemble import Candidate, FieldAssembler
+from stages.extraction.confidence import CALIBRATION_FILE, Calibrator, load_calibrator
+from stages.extraction.evidence import FEATURE_VERSION, MONOTONE_UP, FieldEvidence, feature_names, feature_vector
+from stages.recognition.ctc import CharDict
+from stages.contracts.types import TextLine
+
+TODAY = date(2026, 11, 30)
+
+
+@pytest.fixture(scope="module")
+def cal() -> Calibrator:
+    return load_calibrator()
+
+
+@pytest.fixture(scope="module")
+def chars() -> CharDict:
+    return CharDict.from_chars(resolve_model("ppocrv4_rec", "rec").characters, use_space_char=True)
+
+
+def _ev(**kw) -> FieldEvidence:
+    base = dict(key="policyholder_name", kind="name", source="rules", how="label", score=0.75, rec_min=0.9,
+                rec_mean=0.95, n_chars=3, valid=True, n_issues=0, redecoded=False, rivals=0, margin=1.0,
+                n_sources=1, agree=None)
+    base.update(kw)
+    return FieldEvidence(**base)
+
+
+def test_shipped_calibrator_loads_and_matches_the_runtime_features(cal):
+    from stages.contracts.registry import resolve_weights_dir
+
+    data = json.loads((resolve_weights_dir("docpipe_calibration") / CALIBRATION_FILE).read_text(encoding="utf-8"))
+    assert data["feature_version"] == FEATURE_VERSION
+    assert tuple(data["features"]) == feature_names()
+    assert len(cal.coef) == len(feature_names())
+    for name in MONOTONE_UP:  # the fit's sign constraints hold in the shipped file
+        assert cal.coef[feature_names().index(name)] >= 0, name
+    assert 0.0 < cal.confidence(_ev()) < 1.0
+
+
+def test_a_file_fitted_on_other_features_is_refused(cal, tmp_path):
+    data = cal.to_json()
+    data["feature_version"] = FEATURE_VERSION + 1
+    (tmp_path / CALIBRATION_FILE).write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ValueError, match="refit"):
+        load_calibrator(tmp_path)
+    data = cal.to_json()
+    data["features"] = data["features"][:-1]
+    (tmp_path / CALIBRATION_FILE).write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ValueError):
+        load_calibrator(tmp_path)
+
+
+@pytest.mark.parametrize("name, values", [
+    ("score", [0.3, 0.45, 0.6, 0.75, 0.85, 0.92, 0.99]),
+    ("rec_min", [0.2, 0.5, 0.8, 0.9, 0.99, 0.999]),
+    ("rec_mean", [0.5, 0.8, 0.9, 0.99, 0.999]),
+    ("margin", [0.0, 0.1, 0.3, 1.0]),
+    ("valid", [False, True]),
+    ("agree", [False, None, True]),
+])
+@pytest.mark.parametrize("how, kind", [("label", "name"), ("pattern", "id_number"), ("narrative", "amount"),
+                                        ("model", "date")])
+def test_confidence_is_monotone_in_the_evidence(cal, name, values, how, kind):
+    confs = [cal.confidence(_ev(how=how, kind=kind, **{name: v})) for v in values]
+    assert all(b >= a for a, b in zip(confs, confs[1:])), (name, confs)
+
+
+def test_recognition_evidence_moves_confidence(cal):
+    # not only monotone: a value read with a near-certain character path scores above one with a doubtful character
+    assert cal.confidence(_ev(rec_min=0.999, rec_mean=0.999)) > cal.confidence(_ev(rec_min=0.3, rec_mean=0.8))
+
+
+def test_evidence_round_trips_through_the_eval_report():
+    ev = _ev(agree=True, rivals=2, margin=0.12)
+    back = FieldEvidence.from_dict(json.loads(json.dumps(ev.as_dict())))
+    assert back == ev
+    assert np.array_equal(feature_vector(back), feature_vector(ev))
+    with pytest.raises(ValueError):
+        FieldEvidence.from_dict({**ev.as_dict(), "surprise": 1})
+
+
+def _line(text: str, probs: list[float]) -> TextLine:
+    poly = np.array([[10, 10], [10 + 20 * len(text), 10], [10 + 20 * len(text), 40], [10, 40]], np.float32)
+    u = tuple((i + 0.5) / len(text) for i in range(len(text)))
+    return TextLine(text=text, score=0.9, polygon=poly, char_probs=tuple(probs), char_u=u)
+
+
+def test_runtime_features_are_those_the_fit_reads(cal, chars):
+    """The assembler's diagnostics carry the evidence; rebuilt from that JSON it gives the same features and the
+    same confidence as the field in the output (what models/calibration/fit.py relies on)."""
+    lines = [[_line("张三", [0.99, 0.6]), _line("2026年1月2日", [0.9] * 10)]]
+    asm = FieldAssembler(chars, 0.5, (), calibrator=cal, max_error_rate=0.01)
+    cands = {
+        "policyholder_name": [Candidate("policyholder_name", "张三", ((0, 0, 0), (0, 0, 1)), 0.9, "rules", "label", 1, 0.2)],
+        "issue_date": [Candidate("issue_date", "2026年1月2日", tuple((0, 1, i) for i in range(10)), 0.75, "rules", "label")],
+    }
+    fields, reasons, diag = asm.assemble(cands, lines, TODAY)
+    ev = FieldEvidence.from_dict(json.loads(json.dumps(diag["evidence"]["policyholder_name"], ensure_ascii=False)))
+    assert ev.rec_min == pytest.approx(0.6) and ev.rec_mean == pytest.approx(0.795) and ev.rivals == 1
+    assert fields["policyholder_name"]["confidence"] == round(cal.confidence(ev), 4)
+    assert diag["routing"]["risk"] > 0
+
+
+def test_calibrated_confidence_separates_where_the_raw_score_did_not(cal):
+    # the rules score 0.75 for both; only the recognition evidence differs
+    sure, unsure = _ev(score=0.75, rec_min=0.999, rec_mean=0.999), _ev(score=0.75, rec_min=0.35, rec_mean=0.7)
+    assert cal.confidence(sure) - cal.confidence(unsure) > 0.01
+
+
+def test_calibrator_without_isotonic_is_plain_logistic(cal):
+    plain = replace(cal, iso_x=(), iso_y=())
+    ev = _ev()
+    z = float(np.dot(plain.coef, feature_vector(ev)))
+    assert plain.confidence(ev) == pytest.approx(1 / (1 + np.exp(-z)))
+
+
+def test_a_missing_field_is_a_review_reason(cal, chars):
+    """A required field not found is always a reason; a field that is usually present when not found (the
+    shipped calibrator's P(really absent) for issue_date is below 1 - the risk target) is one too."""
+    lines = [[_line("张三", [0.999, 0.999])]]
+    name = Candidate("policyholder_name", "张三", ((0, 0, 0), (0, 0, 1)), 0.9, "rules", "label")
+    asm = FieldAssembler(chars, 0.5, ("insured_name",), calibrator=cal, max_error_rate=0.08)
+    _, reasons, diag = asm.assemble({"policyholder_name": [name]}, lines, TODAY)
+    assert "missing:insured_name" in reasons and "missing:insured_name" in diag["routing"]["hard_reasons"]
+    assert cal.absent_ok("issue_date") < 1 - 0.08
+    assert "missing:issue_date" in reasons
+
+
+def test_extractor_agreement_is_evidence_and_disagreement_a_reason(cal, chars):
+    lines = [[_line("张三李四", [0.99] * 4)]]
+    rules = Candidate("policyholder_name", "张三", ((0, 0, 0), (0, 0, 1)), 0.85, "rules", "label_right")
+    same = Candidate("policyholder_name", "张三", ((0, 0, 0), (0, 0, 1)), 0.9, "model")
+    other = Candidate("policyholder_name", "李四", ((0, 0, 2), (0, 0, 3)), 0.9, "model")
+    asm = FieldAssembler(chars, 0.5, (), calibrator=cal, max_error_rate=0.08)
+    f1, r1, d1 = asm.assemble({"policyholder_name": [rules, same]}, lines, TODAY)
+    f2, r2, d2 = asm.assemble({"policyholder_name": [rules, other]}, lines, TODAY)
+    assert d1["evidence"]["policyholder_name"]["agree"] is True and "extractors_disagree:policyholder_name" not in r1
+    assert d2["evidence"]["policyholder_name"]["agree"] is False and "extractors_disagree:policyholder_name" in r2
+    assert f1["policyholder_name"]["confidence"] >= f2["policyholder_name"]["confidence"]
+    rules_only = asm.assemble({"policyholder_name": [rules]}, lines, TODAY)[2]
+    assert rules_only["evidence"]["policyholder_name"]["agree"] is None  # one extractor: neutral

@@ -1,0 +1,42 @@
+"""Document routing: risk = P(any field wrong), hard reasons, and the reasons that name what to check."""
+import pytest
+
+from stages.extraction.routing import document_risk, route
+
+
+def test_risk_is_one_minus_the_product():
+    assert document_risk({"a": 0.9, "b": 0.8}, {"c": 0.5}) == pytest.approx(1 - 0.9 * 0.8 * 0.5)
+    assert document_risk({}, {}) == 0.0
+
+
+def test_a_missing_required_field_is_a_review_reason_whatever_the_risk():
+    r = route({"policy_number": 0.9999}, {"issue_date": 0.9999}, required=("issue_date",), invalid=(),
+              max_error_rate=0.5)
+    assert r.needs_review and "missing:issue_date" in r.reasons and "missing:issue_date" in r.hard_reasons
+
+
+def test_a_missing_optional_field_that_is_usually_there_is_a_review_reason():
+    # not required, but a field that is rarely really absent when not found: its absence is the risk
+    r = route({"policy_number": 0.9999}, {"issue_date": 0.6}, required=(), invalid=(), max_error_rate=0.01)
+    assert r.reasons == ("missing:issue_date",)
+    # one that is usually really absent (e.g. no beneficiary stated) is not
+    r = route({"policy_number": 0.9999}, {"beneficiary_name": 0.9995}, required=(), invalid=(), max_error_rate=0.01)
+    assert not r.needs_review
+
+
+def test_invalid_and_floor_reasons():
+    r = route({"a": 0.99, "b": 0.3}, {}, required=(), invalid=("a",), max_error_rate=1.0, floor=0.5)
+    assert r.reasons == ("invalid:a", "low_confidence:b")
+
+
+def test_reasons_name_the_least_certain_fields_until_the_rest_meets_the_target():
+    found = {"a": 0.999, "b": 0.95, "c": 0.98, "d": 0.9995}
+    r = route(found, {}, required=(), invalid=(), max_error_rate=0.01)
+    assert r.risk == pytest.approx(1 - 0.999 * 0.95 * 0.98 * 0.9995)
+    assert r.reasons == ("low_confidence:b", "low_confidence:c")  # left: a, d -> risk 0.0015 <= 0.01
+    assert route(found, {}, required=(), invalid=(), max_error_rate=0.1).reasons == ()
+
+
+def test_straight_through_when_risk_within_target():
+    r = route({"a": 0.999, "b": 0.998}, {}, required=("a", "b"), invalid=(), max_error_rate=0.005)
+    assert not r.needs_review and r.risk == pytest.approx(1 - 0.999 * 0.998)
