@@ -1,7 +1,6 @@
 """Page roles and role-aware extraction: a letter's or the terms' distractor values never beat the schedule's."""
 from __future__ import annotations
 
-import io
 import json
 import random
 
