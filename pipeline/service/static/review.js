@@ -186,9 +186,9 @@ async function approve() {
     method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ fields }),
   });
   const saved = await resp.json();
-  status(`approved: correction ${saved.id} saved`);
   document.body.dataset.lastCorrection = String(saved.id);
-  await loadQueue();
+  await loadQueue();  // sets the queue count as the status; the confirmation comes last so it stays visible
+  status(`approved: correction ${saved.id} saved`);
 }
 
 function moveField(delta) {
