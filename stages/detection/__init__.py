@@ -1,0 +1,1 @@
+"""DBNet text detection: resize, predictor, pure-NumPy DB decoding into page-pixel quadrilaterals."""

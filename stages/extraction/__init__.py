@@ -1,0 +1,1 @@
+"""Field extraction: the rules and ERNIE-Layout extractors, hybrid policy, assembly, confidence and routing."""

@@ -1,0 +1,1 @@
+"""Normalisation and validation of field values (dates, amounts, IDs, phones, names)."""

@@ -1,0 +1,1 @@
+"""CTC text recognition: crops, packing, the predictor and pure-NumPy CTC decoding."""
