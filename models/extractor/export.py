@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import paddle
 from paddle import inference
 from paddle.static import InputSpec
@@ -26,6 +27,21 @@ def input_spec() -> list[InputSpec]:
         InputSpec([None, None, 4], "int64", "bbox"),
         InputSpec([None, None], "int64", "attention_mask"),
     ]
+
+
+BASE_NAME = "model.pdparams"  # trainable weights (float16) beside the inference program: the fine-tuning base
+
+
+def save_base(model: ExtractorModel, path: Path) -> None:
+    """The parameters of the text path (the unused visual backbone left out) as float16 numpy arrays."""
+    state = {k: v.numpy().astype(np.float16) for k, v in model.state_dict().items()
+             if not k.startswith("ernie_layout.visual.") and v.dtype in (paddle.float32,)}
+    paddle.save(state, str(path))
+
+
+def load_base(path: Path) -> dict:
+    """:func:`save_base`'s file -> a float32 state dict for ``set_state_dict``."""
+    return {k: np.asarray(v, dtype=np.float32) for k, v in paddle.load(str(path)).items()}
 
 
 def export_model(model: ExtractorModel, out_dir: str | Path) -> Path:
@@ -59,7 +75,6 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     from models.extractor.model import ArchitectureSpec, build_model
-    from models.extractor.trainer import BASE_NAME, save_base
 
     ap = argparse.ArgumentParser(prog="python -m models.extractor.export")
     ap.add_argument("--checkpoint", type=Path, required=True, help="best.pdparams or last.pdparams of a training run")

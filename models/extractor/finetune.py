@@ -43,7 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     from models.extractor.corrections import load_labelled_folder
     from models.extractor.data import Curriculum, NoiseConfig
     from models.extractor.model import ArchitectureSpec, build_model
-    from models.extractor.trainer import BASE_NAME, TrainConfig, load_base, package, train
+    from models.extractor.export import BASE_NAME, load_base
+    from models.extractor.trainer import TrainConfig, package, train
     from stages.contracts.registry import resolve_model
     from stages.extraction.ernie_features import LABELS, FeatureSpec, Vocab
 

@@ -20,7 +20,7 @@ import paddle.nn.functional as F
 import yaml
 
 from models.extractor.data import Curriculum, TrainingDoc, NoiseConfig, batch_stream, featurize
-from models.extractor.export import export_model
+from models.extractor.export import BASE_NAME, export_model, save_base
 from models.extractor.metrics import Scorer, score_key
 from models.extractor.model import ExtractorModel, ArchitectureSpec, build_model, count_parameters
 from stages.extraction.ernie_features import FIELDS, IGNORE_LABEL, LABELS, FeatureSpec, Vocab, merge_windows
@@ -29,7 +29,6 @@ log = logging.getLogger(__name__)
 
 CONFIG_NAME = "extractor.yaml"
 VOCAB_NAME = "vocab.txt"
-BASE_NAME = "model.pdparams"  # trainable weights (float16) beside the inference program: the fine-tuning base
 FORMAT_VERSION = 2  # 2: features: block, key labels
 
 
@@ -327,15 +326,3 @@ def package(
         os.replace(stage / name, out / name)
     shutil.rmtree(stage, ignore_errors=True)
     return out
-
-
-def save_base(model: ExtractorModel, path: Path) -> None:
-    """The parameters of the text path (the unused visual backbone left out) as float16 numpy arrays."""
-    state = {k: v.numpy().astype(np.float16) for k, v in model.state_dict().items()
-             if not k.startswith("ernie_layout.visual.") and v.dtype in (paddle.float32,)}
-    paddle.save(state, str(path))
-
-
-def load_base(path: Path) -> dict:
-    """:func:`save_base`'s file -> a float32 state dict for ``set_state_dict``."""
-    return {k: np.asarray(v, dtype=np.float32) for k, v in paddle.load(str(path)).items()}

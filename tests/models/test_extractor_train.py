@@ -14,11 +14,9 @@ import yaml  # noqa: E402
 
 from tests.models.extractor_fakes import corpus_chars, corrected_result, fake_doc, write_fake_corpus  # noqa: E402
 from models.extractor.data import NoiseConfig, featurize, load_docs, parse_doc  # noqa: E402
-from models.extractor.export import make_predictor  # noqa: E402
+from models.extractor.export import BASE_NAME, load_base, make_predictor  # noqa: E402
 from models.extractor.model import ArchitectureSpec, ProbabilityHead, build_model, initialise  # noqa: E402
-from models.extractor.trainer import (  # noqa: E402
-    BASE_NAME, TrainConfig, learning_rate, load_base, package, predict_probs, train,
-)
+from models.extractor.trainer import TrainConfig, learning_rate, package, predict_probs, train  # noqa: E402
 from stages.extraction.ernie_features import LABELS, SPECIAL_TOKENS, FeatureSpec, Vocab  # noqa: E402
 
 TINY = dict(hidden_size=32, num_layers=1, num_heads=2, intermediate_size=64, max_position_embeddings=64)
