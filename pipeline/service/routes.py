@@ -92,12 +92,17 @@ async def create_job(request: Request):
                         headers={"Location": f"/v1/jobs/{job_id}", "Retry-After": str(sc.retry_after_s)})
 
 
-@router.get("/v1/jobs/{job_id}", summary="A job's status")
-async def job_status(job_id: str, request: Request):
-    svc = _svc(request)
+async def _job_or_404(svc, job_id: str) -> dict:
     job = await run_in_threadpool(svc.store.job, job_id)
     if job is None:
         raise ServiceError(404, "NoSuchJob", "no such job (finished jobs are kept for service.retention_hours)")
+    return job
+
+
+@router.get("/v1/jobs/{job_id}", summary="A job's status")
+async def job_status(job_id: str, request: Request):
+    svc = _svc(request)
+    job = await _job_or_404(svc, job_id)
     headers = {}
     if job["status"] in ("queued", "running"):
         headers["Retry-After"] = str(svc.config.service.retry_after_s)
@@ -109,9 +114,7 @@ async def job_status(job_id: str, request: Request):
 @router.get("/v1/jobs/{job_id}/results", summary="The job's results, in upload order, once it has finished")
 async def job_results(job_id: str, request: Request):
     svc = _svc(request)
-    job = await run_in_threadpool(svc.store.job, job_id)
-    if job is None:
-        raise ServiceError(404, "NoSuchJob", "no such job (finished jobs are kept for service.retention_hours)")
+    job = await _job_or_404(svc, job_id)
     if job["status"] in ("queued", "running"):
         raise ServiceError(409, "JobNotFinished", f"the job is {job['status']}", retry_after=svc.config.service.retry_after_s)
     results = await run_in_threadpool(svc.store.results, job_id)
