@@ -45,6 +45,7 @@ class Data:
     docs: tuple[str, ...]
     absent: tuple[tuple[int, str, bool], ...]  # (document index, field, truly absent)
     valid: np.ndarray  # (n,) bool
+    group: np.ndarray  # (documents,) one id per document name: its readings in several reports share a fold
 
 
 def load(reports: Sequence[Path]) -> Data:
@@ -58,13 +59,15 @@ def load(reports: Sequence[Path]) -> Data:
             ev = FieldEvidence.from_dict(s["evidence"])
             rows.append(feature_vector(ev))
             ys.append(1.0 if s["correct"] else 0.0)
-            docs_of.append(names.setdefault(f"{tag}:{s['document']}", len(names)))
+            docs_of.append(names.setdefault(f"{tag}\x00{s['document']}", len(names)))
             keys.append(s["key"])
             valid.append(ev.valid)
         for s in rep["absent_samples"]:
-            absent.append((names.setdefault(f"{tag}:{s['document']}", len(names)), s["key"], bool(s["truly_absent"])))
+            absent.append((names.setdefault(f"{tag}\x00{s['document']}", len(names)), s["key"], bool(s["truly_absent"])))
+    plain: dict[str, int] = {}
+    group = [plain.setdefault(name.split("\x00", 1)[1], len(plain)) for name in names]
     return Data(np.asarray(rows), np.asarray(ys), np.asarray(docs_of), tuple(keys), tuple(names), tuple(absent),
-                np.asarray(valid, bool))
+                np.asarray(valid, bool), np.asarray(group, int))
 
 
 # -- logistic regression with sign constraints ------------------------------------------------------------------
@@ -160,7 +163,7 @@ def folds_of(doc: np.ndarray, k: int, seed: int = 0) -> np.ndarray:
 
 
 def cross_validate(data: Data, k: int = 5) -> tuple[list[dict], dict[tuple[str, float], np.ndarray]]:
-    fold = folds_of(data.doc, k)
+    fold = folds_of(data.group[data.doc], k)  # by document: the readings of one page in several reports together
     rows, oof = [], {}
     for v in variants():
         for lam in LAMBDAS:

@@ -44,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--lac-download", type=Path, default=None,
                     help="initialise character embeddings from LAC (sdist fetched into / reused from this folder)")
     ap.add_argument("--no-smooth-pos", action="store_true", help="random instead of sinusoidal position tables")
-    ap.add_argument("--init-from", type=Path, default=None, help="start from a --work best.pdparams (fine-tuning)")
+    ap.add_argument("--init-from", type=Path, default=None, help="start from a --work best.pdparams or an export folder such as models/weights/extractor")
     # features
     ap.add_argument("--box", choices=("line", "char"), default="line", help="token box: its OCR line's or its own")
     ap.add_argument("--grid", type=int, default=8, help="box coordinates (0-1000) floored to multiples of this")
@@ -66,6 +66,20 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=1, help="CPU threads (OMP_NUM_THREADS)")
     return ap
+
+
+def _initial_weights(path: Path) -> dict:
+    """``{"spec", "state"}`` from a training checkpoint file, or from an export folder's
+    ``extractor.yaml`` (architecture) and fine-tuning base (weights)."""
+    import paddle
+    import yaml
+
+    from models.extractor.export import BASE_NAME, load_base
+
+    if path.is_dir():
+        meta = yaml.safe_load((path / "extractor.yaml").read_text(encoding="utf-8"))
+        return {"spec": meta["model"], "state": load_base(path / BASE_NAME)}
+    return paddle.load(str(path))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -90,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         log.error("no training pages under %s", args.train)
         return 2
     if args.init_from:
-        ck = paddle.load(str(args.init_from))
+        ck = _initial_weights(args.init_from)
         spec = ArchitectureSpec.from_dict(ck["spec"])
     else:
         spec = ArchitectureSpec(

@@ -182,6 +182,10 @@ class ExtractionConfig(_Strict):
     policy: dict[str, Literal["model", "rules", "agreement"]] = Field(default_factory=dict)
     model_dir: Optional[Path] = None  # default: models/weights/extractor (trained by models/extractor/train.py)
     redecode: bool = True  # constrained CTC re-decoding of invalid ID/phone/date/amount values
+    # measurement and calibration only (docs/confidence.md): the rules forget this fraction of their label
+    # wordings, drawn per document from withhold_seed, to show how they fail on wordings nobody listed; 0 = off
+    withhold_labels: float = Field(0.0, ge=0.0, lt=1.0)
+    withhold_seed: int = 0
 
 
 class OutputConfig(_Strict):

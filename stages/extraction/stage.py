@@ -15,6 +15,7 @@ from stages.extraction.confidence import load_calibrator
 from stages.extraction.fields import FIELDS
 from stages.extraction.hybrid import arrange_all, check_policies
 from stages.extraction.rules import RuleMatch, extract_rules
+from stages.extraction.rules.lexicon import FULL_LEXICON, withheld_lexicon
 from stages.recognition.ctc import CharDict
 from stages.contracts.types import Page, TextLine
 
@@ -67,6 +68,7 @@ class ExtractionStage:
         ec = config.extraction
         self.method = ec.method
         self.prefer = ec.prefer
+        self.withhold = (ec.withhold_labels, ec.withhold_seed)
         self.policy = dict(ec.policy) if ec.method == "hybrid" else {}
         check_policies(self.policy)
         self.model = None
@@ -108,7 +110,9 @@ class ExtractionStage:
         flat = [(pi, li, ln) for pi, page_lines in enumerate(lines) for li, ln in enumerate(page_lines)]
         rule_lines = [_RuleLine(ln.text, np.asarray(ln.polygon), pi) for pi, _, ln in flat]
         out = {}
-        for key, m in extract_rules(rule_lines, today).items():
+        fraction, seed = self.withhold
+        lexicon = withheld_lexicon(fraction, seed, "\n".join(ln.text for ln in rule_lines)) if fraction else FULL_LEXICON
+        for key, m in extract_rules(rule_lines, today, lexicon).items():
             if m is not None and key in FIELDS:
                 out[key] = rule_candidate(m, flat)
         return out

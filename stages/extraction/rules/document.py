@@ -5,7 +5,7 @@ from dataclasses import replace
 from datetime import date
 from typing import Optional, Sequence
 
-from stages.extraction.rules.lexicon import LABEL_RE
+from stages.extraction.rules.lexicon import FULL_LEXICON, Lexicon
 from stages.extraction.rules.lines import (
     MAX_SKEW,
     UNKNOWN_LABEL_RE,
@@ -29,8 +29,9 @@ class PreparedDocument:
     order, with their label hits (``all_hits``; ``hits``: the strong ones) and which line each paragraph line wraps
     onto."""
 
-    def __init__(self, lines: Sequence[OcrLineLike], today: date) -> None:
+    def __init__(self, lines: Sequence[OcrLineLike], today: date, lexicon: Lexicon = FULL_LEXICON) -> None:
         self.today = today
+        self.lexicon = lexicon
         pages = [int(getattr(ln, "page", 0) or 0) for ln in lines]
         skew = {page: text_angle([points_of(ln) for ln, p in zip(lines, pages) if p == page], MAX_SKEW)
                 for page in set(pages)}
@@ -40,7 +41,7 @@ class PreparedDocument:
             for part in split_at_gaps(prepare_line(i, src, skew[p])):
                 self.source.append(i)
                 boxes.append(replace(part, index=len(boxes)))
-        self.lines, dead = merge_wrapped_labels(boxes)
+        self.lines, dead = merge_wrapped_labels(boxes, lexicon.pattern)
         self.live = [ln for ln in self.lines if ln.index not in dead]
         self.order = line_reading_order(self.live)
         self.rank = {li: r for r, li in enumerate(self.order)}
@@ -49,7 +50,7 @@ class PreparedDocument:
             self.right_edge[ln.page] = max(self.right_edge.get(ln.page, ln.x1), ln.x1)
         self._next: dict[tuple[int, bool], Optional[LineBox]] = {}
         self._prev: Optional[dict[int, int]] = None
-        self.all_hits: list[list[LabelHit]] = [[] if i in dead else find_label_hits(ln, i)
+        self.all_hits: list[list[LabelHit]] = [[] if i in dead else find_label_hits(ln, i, lexicon)
                                                for i, ln in enumerate(self.lines)]
         self.hits = [[o for o in hits if o.strong] for hits in self.all_hits]
         self._drop_label_fragments()
@@ -98,7 +99,7 @@ class PreparedDocument:
                 continue
             joined = line.comp + nxt.comp
             cut = len(line.comp)
-            for m in LABEL_RE.finditer(joined, max(cut - 12, 0)):
+            for m in self.lexicon.pattern.finditer(joined, max(cut - 12, 0)):
                 if m.start() < cut < m.end():
                     tail_end = m.end() - cut
                     self.hits[nxt.index] = [o for o in self.hits[nxt.index] if o.start >= tail_end]

@@ -9,6 +9,7 @@ from stages.extraction.fields import FIELD_KEYS, FIELDS
 from stages.extraction.rules.candidates import UNSURE_ID, RuleCandidate, retarget
 from stages.extraction.rules.document import PreparedDocument
 from stages.extraction.rules.labels import label_candidates
+from stages.extraction.rules.lexicon import FULL_LEXICON, Lexicon
 from stages.extraction.rules.narrative import join_lines, narrative_candidates
 from stages.extraction.rules.patterns import pattern_candidates
 from stages.extraction.rules.records import OcrLineLike, RuleMatch
@@ -52,13 +53,14 @@ def _best(cands: Iterable[RuleCandidate]) -> dict[str, RuleCandidate]:
     return best
 
 
-def extract_rules(lines: Sequence[OcrLineLike], today: date) -> dict[str, Optional[RuleMatch]]:
+def extract_rules(lines: Sequence[OcrLineLike], today: date,
+                  lexicon: Lexicon = FULL_LEXICON) -> dict[str, Optional[RuleMatch]]:
     """Find every field of :data:`stages.extraction.fields.FIELDS` in one document's OCR lines.
 
     ``lines`` may come from several pages (``page`` attribute); line indices in the result refer to ``lines``.
     Returns every field key in registry order; ``None`` where nothing plausible was found.
     """
-    doc = PreparedDocument(lines, today)
+    doc = PreparedDocument(lines, today, lexicon)
     label_cands, same_as = label_candidates(doc)
     cands = label_cands + role_table_candidates(doc) + narrative_candidates(doc, join_lines(doc))
     cands += pattern_candidates(doc)

@@ -1,9 +1,13 @@
 """The label lexicon: field labels, role and attribute words, distractors; every label text and what it introduces."""
 from __future__ import annotations
 
+import hashlib
+import random
 import re
 from dataclasses import dataclass
-from typing import Optional
+from typing import Collection, Mapping, Optional
+
+from stages.contracts.fields import FIELD_KEYS
 
 
 @dataclass(frozen=True)
@@ -170,5 +174,40 @@ def _build_labels() -> dict[str, LabelDef]:
     return labels
 
 
-LABELS: dict[str, LabelDef] = _build_labels()
-LABEL_RE = re.compile("|".join(re.escape(t) for t in sorted(LABELS, key=len, reverse=True)))
+@dataclass(frozen=True)
+class Lexicon:
+    """The label texts the rules know: their definitions, the pattern that finds them (longest first) and each
+    field's label texts (what a label outside the lexicon is compared with)."""
+
+    labels: Mapping[str, LabelDef]
+    pattern: re.Pattern
+    by_field: Mapping[str, tuple[str, ...]]
+
+
+def build_lexicon(withheld: Collection[str] = ()) -> Lexicon:
+    """The lexicon without the label texts in ``withheld``."""
+    gone = frozenset(withheld)
+    labels = {t: d for t, d in _build_labels().items() if t not in gone}
+    pattern = re.compile("|".join(re.escape(t) for t in sorted(labels, key=len, reverse=True)))
+    by_field: dict[str, list[str]] = {key: [] for key in FIELD_KEYS}
+    for text, d in labels.items():
+        if d.kind == "field":
+            for key in d.fields:
+                by_field[key].append(text)
+    by_field["_period"] = [t for t in PERIOD_LABELS if t not in gone]
+    return Lexicon(labels, pattern, {key: tuple(texts) for key, texts in by_field.items()})
+
+
+FULL_LEXICON = build_lexicon()
+LABELS: Mapping[str, LabelDef] = FULL_LEXICON.labels
+LABEL_RE = FULL_LEXICON.pattern
+
+
+def withheld_lexicon(fraction: float, seed: int, document_key: str) -> Lexicon:
+    """The lexicon less a random ``fraction`` of its label texts, drawn per document (from ``seed`` and a key of the
+    document's text): the rules then meet wordings they were never given, as on an insurer's new forms. Used to
+    measure and calibrate that (``extraction.withhold_labels``), never by default."""
+    digest = hashlib.sha256(f"{seed}:{document_key}".encode("utf-8")).hexdigest()
+    rng = random.Random(int(digest[:16], 16))
+    texts = sorted(LABELS)
+    return build_lexicon(rng.sample(texts, int(round(fraction * len(texts)))))

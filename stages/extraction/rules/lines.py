@@ -11,7 +11,6 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
-from stages.extraction.rules.lexicon import LABEL_RE
 from stages.extraction.rules.records import OcrLineLike
 from stages.layout import RowBox, deskew, reading_order
 
@@ -145,7 +144,7 @@ def content_start(comp: str) -> int:
     return m.end() if m else 0
 
 
-def _label_tail(head: LineBox, lines: Sequence[LineBox]) -> Optional[LineBox]:
+def _label_tail(head: LineBox, lines: Sequence[LineBox], labels: re.Pattern) -> Optional[LineBox]:
     """A short line right under ``head`` that completes a label wrapped inside a table cell (``投保人通讯地`` / ``址``)."""
     h = head.height
     for b in lines:
@@ -155,19 +154,19 @@ def _label_tail(head: LineBox, lines: Sequence[LineBox]) -> Optional[LineBox]:
             continue
         joined = head.comp + b.comp
         if any(m.start() < len(head.comp) < m.end() and not joined[m.end():].strip(LEADER_CHARS)
-               for m in LABEL_RE.finditer(joined)):
+               for m in labels.finditer(joined)):
             return b
     return None
 
 
-def merge_wrapped_labels(lines: list[LineBox]) -> tuple[list[LineBox], set[int]]:
-    """Join each wrapped label tail to its head line; returns the lines (heads replaced) and the absorbed indices."""
+def merge_wrapped_labels(lines: list[LineBox], labels: re.Pattern) -> tuple[list[LineBox], set[int]]:
+    """Join each wrapped label tail (a label of the ``labels`` pattern) to its head line; returns the lines (heads replaced) and the absorbed indices."""
     out = list(lines)
     dead: set[int] = set()
     for head in lines:
         if head.index in dead:
             continue
-        tail = _label_tail(head, [ln for ln in lines if ln.index not in dead])
+        tail = _label_tail(head, [ln for ln in lines if ln.index not in dead], labels)
         if tail is None:
             continue
         dead.add(tail.index)

@@ -15,7 +15,6 @@ from stages.extraction.rules.candidates import (
 )
 from stages.extraction.rules.document import PreparedDocument
 from stages.extraction.rules.labels import hit_fields
-from stages.extraction.rules.lexicon import LABEL_RE, LABELS
 from stages.extraction.rules.lines import PUNCT
 from stages.extraction.rules.occurrences import LabelHit, skip_connectors
 from stages.postprocess.normalize import date_spans
@@ -105,10 +104,10 @@ def _joined_candidate(doc: PreparedDocument, j: JoinedText, key: str, s: int, e:
 def _split_label_candidates(doc: PreparedDocument, j: JoinedText) -> list[RuleCandidate]:
     """Labels broken across the lines of a wrapped paragraph (``…，保`` / ``险金额为人民币…``)."""
     out: list[RuleCandidate] = []
-    matches = list(LABEL_RE.finditer(j.text))
+    matches = list(doc.lexicon.pattern.finditer(j.text))
     for n, m in enumerate(matches):
         s, e = m.span()
-        label = LABELS[m.group()]
+        label = doc.lexicon.labels[m.group()]
         if j.line_of[s] == j.line_of[e - 1] or label.kind not in ("field", "period", "attr"):
             continue
         value_start, separated = skip_connectors(j.text, e)

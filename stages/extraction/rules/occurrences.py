@@ -5,7 +5,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from stages.extraction.rules.lexicon import ATTR_QUALIFIERS, LABEL_RE, LABELS, LabelDef
+from stages.extraction.rules.lexicon import ATTR_QUALIFIERS, LabelDef, Lexicon
 from stages.extraction.rules.lines import CJK_RE, LEADER_CHARS, PUNCT, LineBox, content_start
 
 # a short parenthetical right after a label: 保险金额(元), 投保人(姓名), 保费(人民币元)
@@ -57,19 +57,19 @@ def label_box_end(comp: str, start: int, end: int, pos: int, saw: bool) -> tuple
     return pos, saw
 
 
-def find_label_hits(line: LineBox, li: int) -> list[LabelHit]:
+def find_label_hits(line: LineBox, li: int, lexicon: Lexicon) -> list[LabelHit]:
     """Every label occurrence in the line (leftmost-longest); ``strong`` ones look like real labels."""
     out: list[LabelHit] = []
     comp = line.comp
     line_start = content_start(comp)
     covered = 0
-    for m in LABEL_RE.finditer(comp):
-        label = LABELS[m.group()]
+    for m in lexicon.pattern.finditer(comp):
+        label = lexicon.labels[m.group()]
         s, e = m.span()
         if s < covered:
             continue  # inside the tail of the label before (承保机构名称：: 名称 is no label of its own)
         value_start, separated = label_box_end(comp, s, e, *skip_connectors(comp, e))
-        tail = None if separated or label.kind not in ("field", "period") or label.role else _tail_end(line, e)
+        tail = None if separated or label.kind not in ("field", "period") or label.role else _tail_end(line, e, lexicon)
         if tail is not None:
             e = covered = tail
             value_start, separated = label_box_end(comp, s, e, *skip_connectors(comp, e))
@@ -87,14 +87,14 @@ def find_label_hits(line: LineBox, li: int) -> list[LabelHit]:
     return out
 
 
-def _tail_end(line: LineBox, end: int) -> Optional[int]:
+def _tail_end(line: LineBox, end: int, lexicon: Lexicon) -> Optional[int]:
     """End of the rest of a field label that the lexicon matched only in part (``承保机构`` + ``全称：``): up to four CJK
     characters glued to the label and followed by a colon, holding no other label but an attribute word (名称).
     (Role words and distractors take no tail: 投保人单位名称 is not the policyholder, 保险责任起始日 not 保险责任.)"""
     m = _TAIL_RE.match(line.comp, end)
     if m is None or line.comp_to_norm[m.end() - 1] - line.comp_to_norm[end - 1] != m.end() - end:
         return None  # no tail, or one set apart by a space
-    if any(LABELS[h.group()].kind != "attr" for h in LABEL_RE.finditer(line.comp, end, m.end())):
+    if any(lexicon.labels[h.group()].kind != "attr" for h in lexicon.pattern.finditer(line.comp, end, m.end())):
         return None  # 保险金额保险费：: two labels, not one
     return m.end()
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 from typing import Optional
 
 from stages.extraction.rules.document import PreparedDocument
-from stages.extraction.rules.lexicon import LABEL_RE, LABELS
 from stages.extraction.rules.lines import same_row
 from stages.extraction.rules.occurrences import LabelHit
 
@@ -37,7 +36,8 @@ def resolve_role(doc: PreparedDocument, o: LabelHit) -> tuple[Optional[str], boo
         return role, True
     prev = doc.paragraph_prev(o.line)
     if prev is not None:  # …，投保 / 人通讯地址：…，联系电话：…
-        roles = [LABELS[m.group()].role for m in LABEL_RE.finditer(doc.lines[prev].comp + line.comp[:o.start])]
+        lex = doc.lexicon
+        roles = [lex.labels[m.group()].role for m in lex.pattern.finditer(doc.lines[prev].comp + line.comp[:o.start])]
         roles = [r for r in roles if r is not None]
         if roles:
             return roles[-1], True

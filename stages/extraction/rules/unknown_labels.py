@@ -16,8 +16,6 @@ from stages.extraction.rules.lexicon import (
     DATE_LABEL_ENDS,
     DATE_MEANING_WORDS,
     DISTRACTOR_WORDS,
-    LABELS,
-    PERIOD_LABELS,
     ROLE_FIELDS,
     ROLE_NAME_FIELDS,
     ROLE_WORDS,
@@ -37,22 +35,11 @@ _NAME_KINDS = ("name", "beneficiary")
 _IDENTIFIER_WORDS = ("编号", "编码", "代码")
 
 
-def _labels_by_field() -> dict[str, tuple[str, ...]]:
-    out: dict[str, list[str]] = {key: [] for key in FIELD_KEYS}
-    for text, d in LABELS.items():
-        if d.kind == "field":
-            for key in d.fields:
-                out[key].append(text)
-    out["_period"] = list(PERIOD_LABELS)
-    return {key: tuple(texts) for key, texts in out.items()}
-
-
-_LABELS_BY_FIELD = _labels_by_field()
 _MIN_LABEL_LIKENESS = 0.3
 
 
-def _label_likeness(text: str) -> float:
-    return max(field_similarities(text, _LABELS_BY_FIELD).values())
+def _label_likeness(text: str, by_field: Mapping[str, tuple[str, ...]]) -> float:
+    return max(field_similarities(text, by_field).values())
 
 
 @dataclass(frozen=True)
@@ -80,8 +67,8 @@ def _known_label_ends(doc: PreparedDocument, li: int, s: int, e: int, strong_onl
     return False
 
 
-def _unknown_label_text_ok(text: str) -> bool:
-    if text in LABELS or text.endswith(SECTION_SUFFIXES) or any(w in text for w in DISTRACTOR_WORDS):
+def _unknown_label_text_ok(text: str, doc: PreparedDocument) -> bool:
+    if text in doc.lexicon.labels or text.endswith(SECTION_SUFFIXES) or any(w in text for w in DISTRACTOR_WORDS):
         return False
     return not any(role == "other" and w in text for w, role in ROLE_WORDS.items())
 
@@ -103,8 +90,8 @@ def _unknown_labels(doc: PreparedDocument) -> list[_Unknown]:
             value_start, separated = label_box_end(comp, s, e, *skip_connectors(comp, e))
             whole_line = s <= line_start and e == len(comp) and e - s <= 10
             text = comp[s:e]
-            if (separated or whole_line) and _unknown_label_text_ok(text) and not (
-                    not separated and _label_likeness(text) < _MIN_LABEL_LIKENESS) and not _known_label_ends(
+            if (separated or whole_line) and _unknown_label_text_ok(text, doc) and not (
+                    not separated and _label_likeness(text, doc.lexicon.by_field) < _MIN_LABEL_LIKENESS) and not _known_label_ends(
                     doc, li, s, e, strong_only=False):
                 out.append(_Unknown(LabelHit(li, s, e, LabelDef(text, "field"), True, value_start), text))
             opened = any(o.start <= s and (o.label.kind != "distractor" or o.value_start > o.end) for o in doc.hits[li])
@@ -112,7 +99,7 @@ def _unknown_labels(doc: PreparedDocument) -> list[_Unknown]:
                 continue  # a known label opens the line (a distractor only when a separator follows: 保险责任起始日…)
             for k in range(s + 2, min(s + 9, len(comp))):
                 text = comp[s:k]
-                if _unknown_label_text_ok(text) and not _known_label_ends(doc, li, s, k, strong_only=True):
+                if _unknown_label_text_ok(text, doc) and not _known_label_ends(doc, li, s, k, strong_only=True):
                     out.append(_Unknown(LabelHit(li, s, k, LabelDef(text, "field"), True, k), text, glued=True))
     return out
 
@@ -143,12 +130,12 @@ _PERSON_LABEL_ENDS = ("人", "姓名", "名称")  # 要保人, 受益人, 投保
 _GLUED_PRODUCT_SIMILARITY = 0.6
 
 
-def _glued_ok(text: str, key: str) -> bool:
+def _glued_ok(text: str, key: str, by_field: Mapping[str, tuple[str, ...]]) -> bool:
     """May a glued label introduce ``key``? Only values of a distinct shape; a person's name only after a label
     that names a person (ends in 人, 姓名, 名称), or ``保险凭证`` would read as 保险 + a name 凭证; a product only
     after a label very like a product label (投保险种; 保险计划 is as like 保险人 and 保险费)."""
     if key == "product_name":
-        return field_similarities(text, {key: _LABELS_BY_FIELD[key]})[key] >= _GLUED_PRODUCT_SIMILARITY
+        return field_similarities(text, {key: by_field[key]})[key] >= _GLUED_PRODUCT_SIMILARITY
     if key not in FIELDS or not (FIELDS[key].kind in _GLUED_KINDS or key == "policyholder_address"):
         return False
     return FIELDS[key].kind not in _NAME_KINDS or text.endswith(_PERSON_LABEL_ENDS)
@@ -187,12 +174,12 @@ def unknown_label_candidates(doc: PreparedDocument, filled: Mapping[str, RuleCan
             if u.site_key in used:
                 continue
             role = _explicit_role(u.text)
-            allowed = [k for k in keys if (not u.glued or _glued_ok(u.text, k))
+            allowed = [k for k in keys if (not u.glued or _glued_ok(u.text, k, doc.lexicon.by_field))
                        and (role is None or _KEY_ROLE.get(k) in (None, role))]
             meaning = date_meaning(u.text)
             if meaning is not None:
                 allowed = [k for k in allowed if k == meaning]
-            sims = field_similarities(u.text, {k: _LABELS_BY_FIELD[k] for k in allowed})
+            sims = field_similarities(u.text, {k: doc.lexicon.by_field[k] for k in allowed})
             if meaning in sims:
                 sims[meaning] = max(sims[meaning], _MIN_SIMILARITY)
             for prefix, prefix_owner in prefix_role.items():

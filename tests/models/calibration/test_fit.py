@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 
-from models.calibration.fit import fit_isotonic, fit_logistic, load, main
+from models.calibration.fit import fit_isotonic, fit_logistic, folds_of, load, main
 from stages.extraction.confidence import load_calibrator
 from stages.extraction.evidence import FieldEvidence, feature_names, feature_vector
 
@@ -81,3 +81,18 @@ def test_replay_reproduces_the_confidences_the_runtime_wrote(tmp_path):
     rep["calibration_samples"][0]["confidence"] += 0.01
     path.write_text(json.dumps(rep), encoding="utf-8")
     assert replay_main([str(path), "--calibration", str(out), "--check"]) == 1
+
+
+def test_readings_of_one_document_in_two_reports_share_a_fold(tmp_path):
+    """A page read once with the full lexicon and once with labels withheld: two routed documents, one fold."""
+    paths = []
+    for i in range(2):
+        p = tmp_path / f"run{i}.json"
+        p.write_text(json.dumps(_report(np.random.default_rng(i), n_docs=20)), encoding="utf-8")
+        paths.append(p)
+    data = load(paths)
+    assert len(data.docs) == 40 and len(set(data.group.tolist())) == 20
+    fold = folds_of(data.group[data.doc], 5)
+    for g in set(data.group.tolist()):
+        rows = np.isin(data.doc, np.flatnonzero(data.group == g))
+        assert len(set(fold[rows].tolist())) == 1

@@ -1,7 +1,9 @@
 """The label lexicon: longest labels win, and no word is taken from the held-out test labels."""
 from __future__ import annotations
 
-from stages.extraction.rules.lexicon import LABELS
+from stages.extraction.rules import extract_rules
+from stages.extraction.rules.lexicon import FULL_LEXICON, LABELS, build_lexicon, withheld_lexicon
+from tests.stages.extraction.rules.helpers import TODAY, key_value_lines
 
 
 def test_longest_label_wins() -> None:
@@ -29,3 +31,28 @@ def test_lexicon_has_no_word_taken_from_the_held_out_labels() -> None:
     leaked = sorted((held, w) for held in synth_labels.all_held_out_labels() for w in hand_written
                     if len(w) >= 2 and w in held and not any(w in s for s in shared))
     assert leaked == []
+
+
+def test_withheld_lexicon_is_drawn_per_document_and_repeatable() -> None:
+    a = withheld_lexicon(0.3, 0, "document one")
+    assert withheld_lexicon(0.3, 0, "document one").labels.keys() == a.labels.keys()
+    assert withheld_lexicon(0.3, 0, "document two").labels.keys() != a.labels.keys()
+    assert withheld_lexicon(0.3, 1, "document one").labels.keys() != a.labels.keys()
+    gone = len(FULL_LEXICON.labels) - len(a.labels)
+    assert gone == round(0.3 * len(FULL_LEXICON.labels))
+    assert set(a.labels) < set(FULL_LEXICON.labels)
+    for key, texts in a.by_field.items():
+        assert all(t in a.labels for t in texts), key
+    assert withheld_lexicon(0.0, 0, "x").labels.keys() == FULL_LEXICON.labels.keys()
+
+
+def test_rules_without_a_label_fall_back_and_keep_it_out_of_the_pattern() -> None:
+    lines = key_value_lines()
+    full = extract_rules(lines, TODAY)
+    assert full["sum_insured"].method == "label"
+    fewer = build_lexicon(withheld=[t for t in FULL_LEXICON.labels if "保险金额" in t])
+    assert "保险金额" not in fewer.labels and fewer.pattern.search("保险金额：") is None
+    res = extract_rules(lines, TODAY, fewer)
+    got = res["sum_insured"]
+    assert got is None or got.method != "label"  # found, if at all, through a label outside the lexicon
+    assert res["premium"].method == "label" and res["premium"].value == full["premium"].value
