@@ -25,10 +25,11 @@ import numpy as np
 from scipy.optimize import minimize
 
 from pipeline.tools.reliability import RoutedDocument, expected_calibration_error, routing_curve
+from stages.contracts.config import ReviewConfig
 from stages.extraction.confidence import CALIBRATION_FILE, Calibrator
 from stages.extraction.evidence import MONOTONE_UP, FieldEvidence, feature_names, feature_vector
 from stages.extraction.fields import FIELDS
-from stages.extraction.routing import route
+from stages.extraction.routing import evidence_reasons, route
 
 log = logging.getLogger("models.calibration.fit")
 
@@ -46,10 +47,11 @@ class Data:
     absent: tuple[tuple[int, str, bool], ...]  # (document index, field, truly absent)
     valid: np.ndarray  # (n,) bool
     group: np.ndarray  # (documents,) one id per document name: its readings in several reports share a fold
+    evidence: tuple[FieldEvidence, ...] = ()  # (n,) what each row was computed from
 
 
 def load(reports: Sequence[Path]) -> Data:
-    rows, ys, docs_of, keys, valid = [], [], [], [], []
+    rows, ys, docs_of, keys, valid, evs = [], [], [], [], [], []
     absent = []
     names: dict[str, int] = {}
     for path in reports:
@@ -58,6 +60,7 @@ def load(reports: Sequence[Path]) -> Data:
         for s in rep["calibration_samples"]:
             ev = FieldEvidence.from_dict(s["evidence"])
             rows.append(feature_vector(ev))
+            evs.append(ev)
             ys.append(1.0 if s["correct"] else 0.0)
             docs_of.append(names.setdefault(f"{tag}\x00{s['document']}", len(names)))
             keys.append(s["key"])
@@ -67,7 +70,7 @@ def load(reports: Sequence[Path]) -> Data:
     plain: dict[str, int] = {}
     group = [plain.setdefault(name.split("\x00", 1)[1], len(plain)) for name in names]
     return Data(np.asarray(rows), np.asarray(ys), np.asarray(docs_of), tuple(keys), tuple(names), tuple(absent),
-                np.asarray(valid, bool), np.asarray(group, int))
+                np.asarray(valid, bool), np.asarray(group, int), tuple(evs))
 
 
 # -- logistic regression with sign constraints ------------------------------------------------------------------
@@ -191,8 +194,10 @@ def absent_rates(data: Data) -> tuple[dict[str, float], float]:
     return out, round(pooled, 4)
 
 
-def routed_documents(data: Data, conf: np.ndarray, null_ok: dict[str, float], floor: float) -> list[RoutedDocument]:
-    """Each document's risk and forced-review flag as the runtime's routing computes them."""
+def routed_documents(data: Data, conf: np.ndarray, null_ok: dict[str, float], floor: float,
+                     min_score: float = 0.0, min_margin: float = 0.0) -> list[RoutedDocument]:
+    """Each document's risk and forced-review flag as the runtime's routing computes them (``min_score`` and
+    ``min_margin``: ``review.min_extractor_score`` and ``review.min_rival_margin``)."""
     required = tuple(k for k, s in FIELDS.items() if s.required)
     docs = []
     for d in range(len(data.docs)):
@@ -200,7 +205,8 @@ def routed_documents(data: Data, conf: np.ndarray, null_ok: dict[str, float], fl
         found = {data.keys[i]: float(conf[i]) for i in sel}
         invalid = [data.keys[i] for i in sel if not data.valid[i]]
         absent = [(k, t) for di, k, t in data.absent if di == d]
-        r = route(found, {k: null_ok.get(k, 0.5) for k, _ in absent}, required, invalid, 1.0, floor)
+        extra = evidence_reasons({data.keys[i]: data.evidence[i] for i in sel}, min_score, min_margin)
+        r = route(found, {k: null_ok.get(k, 0.5) for k, _ in absent}, required, invalid, 1.0, floor, extra)
         right = bool(np.all(data.y[sel] == 1)) and all(t for _, t in absent)
         docs.append(RoutedDocument(r.risk, bool(r.hard_reasons), right))
     return docs
@@ -212,6 +218,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--out", type=Path, default=Path("models/weights/calibration"))
     ap.add_argument("--version", default=None, help="version string (default: UTC timestamp)")
     ap.add_argument("--floor", type=float, default=0.5, help="review.confidence_threshold used for the curve")
+    review = ReviewConfig()
+    ap.add_argument("--min-score", type=float, default=review.min_extractor_score, help="review.min_extractor_score")
+    ap.add_argument("--min-margin", type=float, default=review.min_rival_margin, help="review.min_rival_margin")
     ap.add_argument("--max-error", type=float, default=0.005,
                     help="wanted error rate among straight-through documents (for the recommended risk target)")
     args = ap.parse_args(argv)
@@ -225,7 +234,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     v = next(v for v in variants() if v.name == best["variant"])
     w, ix, iy = fit_variant(v, best["lambda"], data.x, data.y)
     null_ok, pooled = absent_rates(data)
-    curve = routing_curve(routed_documents(data, oof[(best["variant"], best["lambda"])], null_ok, args.floor))
+    curve = routing_curve(routed_documents(data, oof[(best["variant"], best["lambda"])], null_ok, args.floor,
+                                           args.min_score, args.min_margin))
     for p in curve:
         log.info("oof target %-6g straight %4d (%.3f)  wrong %d (%s)", p["target"], p["straight_through"],
                  p["straight_through_rate"] or 0, p["wrong_straight_through"], p["error_rate_straight_through"])

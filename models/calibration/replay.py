@@ -18,19 +18,21 @@ import numpy as np
 
 from models.calibration.fit import load, routed_documents
 from pipeline.tools.reliability import CURVE_TARGETS, expected_calibration_error, routing_curve
+from stages.contracts.config import ReviewConfig
 from stages.extraction.confidence import load_calibrator
 from stages.extraction.evidence import FieldEvidence
 
 log = logging.getLogger("models.calibration.replay")
 
 
-def replay(reports: Sequence[Path], calibration: Optional[Path], floor: float = 0.5) -> dict:
+def replay(reports: Sequence[Path], calibration: Optional[Path], floor: float = 0.5, min_score: float = 0.0,
+           min_margin: float = 0.0) -> dict:
     cal = load_calibrator(calibration)
     data = load(reports)
     evs = [FieldEvidence.from_dict(s["evidence"]) for r in reports
            for s in json.loads(Path(r).read_text(encoding="utf-8"))["calibration_samples"]]
     conf = np.round(np.array([cal.confidence(ev) for ev in evs]), 4)  # as the pipeline writes them
-    docs = routed_documents(data, conf, dict(cal.null_ok), floor)
+    docs = routed_documents(data, conf, dict(cal.null_ok), floor, min_score, min_margin)
     return {
         "calibration_version": cal.version,
         "fields": int(len(conf)),
@@ -44,10 +46,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("reports", nargs="+", type=Path)
     ap.add_argument("--calibration", type=Path, default=None, help="folder with calibration.json (default: shipped)")
+    review = ReviewConfig()
+    ap.add_argument("--min-score", type=float, default=review.min_extractor_score, help="review.min_extractor_score")
+    ap.add_argument("--min-margin", type=float, default=review.min_rival_margin, help="review.min_rival_margin")
     ap.add_argument("--check", action="store_true", help="fail unless the reports' confidences are reproduced")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    rep = replay(args.reports, args.calibration)
+    rep = replay(args.reports, args.calibration, min_score=args.min_score, min_margin=args.min_margin)
     log.info("calibration %s: %d fields, ECE %s", rep["calibration_version"], rep["fields"], rep["ece"])
     for p in rep["curve"]:
         log.info("target %-6g straight %4d (%.3f)  wrong %d (%s)", p["target"], p["straight_through"],

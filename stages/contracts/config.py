@@ -155,6 +155,12 @@ class ReviewConfig(_Strict):
     max_document_error_rate: float = Field(0.08, gt=0, le=1)
     # a found field whose calibrated confidence is below this is always a review reason
     confidence_threshold: float = Field(0.5, ge=0, le=1)
+    # always review reasons, from the extractor's own evidence (stages/extraction/routing.py): a value its extractor
+    # scored below min_extractor_score (weak_evidence:<field>), or one with a rival value scored within
+    # min_rival_margin (close_rival:<field>). Chosen on dev read with a quarter of the label wordings withheld
+    # (docs/confidence.md); 0 turns either off
+    min_extractor_score: float = Field(0.4, ge=0, le=1)
+    min_rival_margin: float = Field(0.1, ge=0, le=1)
     # field confidence = calibrated P(value correct) (models/weights/calibration, fitted by
     # models/calibration/fit.py); false: the raw extractor score x mean recognition probability (for refitting)
     calibrated: bool = True

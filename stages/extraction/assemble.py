@@ -18,7 +18,7 @@ from stages.contracts.result import polygon_json
 from stages.extraction.confidence import Calibrator
 from stages.extraction.evidence import FieldEvidence, gather
 from stages.extraction.fields import FIELDS
-from stages.extraction.routing import EXTRACTORS_DISAGREE, route
+from stages.extraction.routing import EXTRACTORS_DISAGREE, evidence_reasons, route
 from stages.postprocess.normalize import Normalized
 from stages.postprocess.validate import validate_fields
 from stages.recognition.ctc import CharDict, beam_search_topn
@@ -89,6 +89,8 @@ class FieldAssembler:
         redecode: bool = True,
         calibrator: Optional[Calibrator] = None,
         max_error_rate: float = 1.0,
+        min_score: float = 0.0,
+        min_margin: float = 0.0,
     ):
         """Without a ``calibrator`` confidence is the raw extractor score x mean recognition probability and
         absent optional fields carry no risk; ``max_error_rate`` is the document risk target (routing.py)."""
@@ -98,6 +100,8 @@ class FieldAssembler:
         self.redecode = redecode
         self.calibrator = calibrator
         self.max_error_rate = max_error_rate
+        self.min_score = min_score
+        self.min_margin = min_margin
         self._allowed = {k: chars.encode_charset(s.charset) for k, s in FIELDS.items() if s.charset}
 
     # -- one field --------------------------------------------------------------------------------
@@ -185,6 +189,7 @@ class FieldAssembler:
         evidence: dict[str, Any] = {}
         found: dict[str, float] = {}
         absent: dict[str, float] = {}
+        found_evidence: dict[str, FieldEvidence] = {}
         invalid: list[str] = []
         disagree: list[str] = []
         for key in FIELDS:
@@ -196,6 +201,7 @@ class FieldAssembler:
             issues = tuple(dict.fromkeys(d.normalized.issues + cross.get(key, ())))
             ev = self.evidence(d, candidates.get(key, ()), issues, lines, today)
             evidence[key] = ev.as_dict()
+            found_evidence[key] = ev
             conf = round(self.confidence(ev), 4)
             page = d.candidate.chars[0][0] if d.candidate.chars else 0
             fields[key] = {
@@ -217,7 +223,8 @@ class FieldAssembler:
                 redecoded[key] = {"before_text": d.redecoded_from, "before": before, "after": d.normalized.value}
         routing = route(
             found, absent, self.required, invalid, self.max_error_rate, self.threshold,
-            extra_hard=[f"{EXTRACTORS_DISAGREE}:{k}" for k in disagree],
+            extra_hard=[f"{EXTRACTORS_DISAGREE}:{k}" for k in disagree]
+            + evidence_reasons(found_evidence, self.min_score, self.min_margin),
         )
         diagnostics = {
             "redecoded": redecoded,

@@ -8,13 +8,34 @@ document is within the target."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Mapping, Protocol, Sequence
 
 # reason prefixes
 MISSING = "missing"
 INVALID = "invalid"
 LOW_CONFIDENCE = "low_confidence"
 EXTRACTORS_DISAGREE = "extractors_disagree"  # both extractors ran and gave different values (set by the assembler)
+WEAK_EVIDENCE = "weak_evidence"  # only a weak strategy found the value (a bare pattern, a faint unknown label)
+CLOSE_RIVAL = "close_rival"  # another value for the field scored almost as high
+
+
+class EvidenceLike(Protocol):
+    score: float
+    rivals: int
+    margin: float
+
+
+def evidence_reasons(evidence: Mapping[str, EvidenceLike], min_score: float, min_margin: float) -> list[str]:
+    """Review reasons that the extractor's own evidence gives, whatever the calibrated confidence says: a value
+    scored below ``min_score`` by the extractor that found it, or with a rival value within ``min_margin``.
+    On label wordings the rules were never given, these are where their wrong values gather (docs/confidence.md)."""
+    out = []
+    for key, ev in evidence.items():
+        if ev.score < min_score:
+            out.append(f"{WEAK_EVIDENCE}:{key}")
+        elif ev.rivals > 0 and ev.margin < min_margin:
+            out.append(f"{CLOSE_RIVAL}:{key}")
+    return out
 
 
 @dataclass(frozen=True)

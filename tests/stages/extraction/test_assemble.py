@@ -103,3 +103,21 @@ def test_first_valid_candidate_wins(chars):
     c_good = Candidate("policyholder_id_number", good, tuple((0, 1, i) for i in range(18)), 0.9, "model")
     d = asm.choose([c_bad, c_good], [[l_bad, l_good]], TODAY)
     assert d.candidate.method == "model" and d.normalized.value == good
+
+
+def test_weak_or_contested_values_go_to_review_with_their_reason(chars):
+    good = _valid_id()
+    line = _line(chars, good, {})
+    asm = FieldAssembler(chars, 0.0, (), min_score=0.4, min_margin=0.1)
+    at = tuple((0, 0, i) for i in range(18))
+    cases = {
+        "weak_evidence": Candidate("policyholder_id_number", good, at, 0.36, "rules", "pattern"),
+        "close_rival": Candidate("policyholder_id_number", good, at, 0.85, "rules", "label", rivals=1, margin=0.05),
+    }
+    for reason, cand in cases.items():
+        _, reasons, diag = asm.assemble({"policyholder_id_number": [cand]}, [[line]], TODAY)
+        assert f"{reason}:policyholder_id_number" in reasons
+        assert f"{reason}:policyholder_id_number" in diag["routing"]["hard_reasons"]
+    sure = Candidate("policyholder_id_number", good, at, 0.85, "rules", "label", rivals=1, margin=0.4)
+    _, reasons, _ = asm.assemble({"policyholder_id_number": [sure]}, [[line]], TODAY)
+    assert not any(r.startswith(("weak_evidence", "close_rival")) for r in reasons)

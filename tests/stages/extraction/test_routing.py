@@ -1,7 +1,9 @@
 """Document routing: risk = P(any field wrong), hard reasons, and the reasons that name what to check."""
+from dataclasses import dataclass
+
 import pytest
 
-from stages.extraction.routing import document_risk, route
+from stages.extraction.routing import document_risk, evidence_reasons, route
 
 
 def test_risk_is_one_minus_the_product():
@@ -40,3 +42,20 @@ def test_reasons_name_the_least_certain_fields_until_the_rest_meets_the_target()
 def test_straight_through_when_risk_within_target():
     r = route({"a": 0.999, "b": 0.998}, {}, required=("a", "b"), invalid=(), max_error_rate=0.005)
     assert not r.needs_review and r.risk == pytest.approx(1 - 0.999 * 0.998)
+
+
+@dataclass(frozen=True)
+class _Ev:
+    score: float
+    rivals: int = 0
+    margin: float = 1.0
+
+
+def test_weak_and_contested_values_are_review_reasons_whatever_the_risk():
+    evidence = {"premium": _Ev(0.36), "insurer": _Ev(0.85, rivals=2, margin=0.05), "policy_number": _Ev(0.85, 1, 0.3),
+                "sum_insured": _Ev(0.92)}
+    reasons = evidence_reasons(evidence, min_score=0.4, min_margin=0.1)
+    assert reasons == ["weak_evidence:premium", "close_rival:insurer"]
+    r = route({k: 0.999 for k in evidence}, {}, (), (), 0.5, 0.5, reasons)
+    assert r.needs_review and set(r.hard_reasons) == set(reasons)
+    assert evidence_reasons(evidence, min_score=0.0, min_margin=0.0) == []  # both off
