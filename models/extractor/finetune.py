@@ -27,9 +27,21 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--lr", type=float, default=2e-4)
     ap.add_argument("--batch-size", type=int, default=4)
     ap.add_argument("--noise", action="store_true", help="also corrupt the pages OCR-like while fine-tuning")
+    ap.add_argument("--rehearse", type=Path, default=None,
+                    help="synthetic training pages (docpipe synth --split train) mixed in, so the model keeps what "
+                         "pre-training taught (label words, other layouts) while it learns the labelled pages")
+    ap.add_argument("--rehearse-share", type=float, default=0.5, help="share of the batches' pages that are synthetic")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=1)
     return ap
+
+
+def mix_rehearsal(labelled: list, synthetic: list, share: float) -> list:
+    """The labelled pages repeated so that about ``share`` of the mixture is ``synthetic`` (all of it, once)."""
+    if not synthetic or share <= 0:
+        return list(labelled)
+    repeats = max(1, round(len(synthetic) * (1 - share) / (share * len(labelled))))
+    return list(labelled) * repeats + list(synthetic)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     import yaml
 
     from models.extractor.corrections import load_labelled_folder
-    from models.extractor.data import Curriculum, NoiseConfig
+    from models.extractor.data import Curriculum, NoiseConfig, load_docs
     from models.extractor.model import ArchitectureSpec, build_model
     from models.extractor.export import BASE_NAME, load_base
     from models.extractor.trainer import TrainConfig, package, train
@@ -66,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     if not docs:
         log.error("no usable labelled pages in %s", args.labels)
         return 2
+    synthetic = load_docs(args.rehearse, split="train") if args.rehearse else []
+    train_docs = mix_rehearsal(docs, synthetic, args.rehearse_share)
     model = build_model(spec)
     model.set_state_dict(load_base(base / BASE_NAME))
     features = FeatureSpec.from_meta(meta)
@@ -77,12 +91,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     paddle.seed(args.seed)
     # the labelled pages are also the evaluation set: this reports the fit, not generalisation
-    result = train(spec, docs, docs, vocab, cfg, model=model)
+    result = train(spec, train_docs, docs, vocab, cfg, model=model)
     command = "python -m models.extractor.finetune " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
     package(result.model, spec, cfg, vocab, args.out, result.best_report, extra={
         "command": command, "base": str(base), "labels_dir": str(args.labels), "pages": len(docs),
         "fields_found": sum(len(p.found) for p in pages), "fields_not_found": sum(len(p.missing) for p in pages),
         "skipped_files": errors, "steps_done": result.steps,
+        "rehearsal": {"dir": str(args.rehearse or ""), "pages": len(synthetic), "share": args.rehearse_share},
     })
     sys.stdout.write(json.dumps({
         "out": str(args.out), "pages": len(docs), "steps": result.steps, "skipped": len(errors),

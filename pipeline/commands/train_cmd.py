@@ -30,6 +30,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, required=True, help="folder for the fine-tuned export")
     p.add_argument("--lr", type=float, default=2e-4)
     p.add_argument("--threads", type=int, default=1, help="CPU threads of the training process")
+    p.add_argument("--rehearse", type=Path, default=None,
+                   help="synthetic training pages mixed in (docpipe synth OUT --split train); keeps pre-training")
+    p.add_argument("--rehearse-share", type=float, default=0.5, help="share of synthetic pages in the mixture")
     p.add_argument("--python", type=Path, default=None, help="training interpreter (has PaddleNLP)")
 
 
@@ -65,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
            "--threads", str(args.threads)]
     if args.base is not None:
         cmd += ["--base", str(args.base.resolve())]
+    if args.rehearse is not None:
+        cmd += ["--rehearse", str(args.rehearse.resolve()), "--rehearse-share", str(args.rehearse_share)]
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p)
     env["OMP_NUM_THREADS"] = str(args.threads)
