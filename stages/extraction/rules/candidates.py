@@ -8,7 +8,7 @@ from stages.extraction.fields import FIELDS, normalize_field
 from stages.extraction.rules.amounts import prefer_capital
 from stages.extraction.rules.lines import norm_pos, raw_text
 from stages.extraction.rules.records import RuleMatch
-from stages.extraction.rules.values import cut_from_spaced_word, plausibility, trim_value
+from stages.extraction.rules.values import cut_from_spaced_word, plausibility, trim_field, trim_value
 from stages.postprocess.normalize import Normalized
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ def segments_candidate(doc: PreparedDocument, key: str, segments: Sequence[tuple
         chars.append(line.norm[n0:n1])
         owner.extend((li, k) for k in range(n0, n1))
     text = "".join(chars)
-    s, e = trim_value(FIELDS[key].kind, text, 0, len(text))
+    s, e = trim_field(key, text, *trim_value(FIELDS[key].kind, text, 0, len(text)))
     parts: list[str] = []
     lines: list[int] = []
     i = s

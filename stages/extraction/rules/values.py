@@ -127,6 +127,27 @@ def trim_value(kind: str, norm: str, s: int, e: int) -> tuple[int, int]:
     return strip_separators(norm, s, e)
 
 
+def trim_field(key: str, norm: str, s: int, e: int) -> tuple[int, int]:
+    """Field-specific trims after :func:`trim_value`, for labels outside the lexicon that stay glued to a value:
+    the next label after an address that ends in a unit (``…1606室被保人``, ``…15层居民身份证``, ``…8层3302031966…``),
+    and a label head before a product name (``名称：金福…``, ``险种名称金福…``)."""
+    if key == "policyholder_address":
+        tail = next((m for m in _ADDRESS_TAIL_RE.finditer(norm, s, e) if m.end() == e), None)
+        if tail is not None:
+            e = tail.start(1)
+    elif key == "product_name":
+        m = _PRODUCT_HEAD_RE.match(norm, s, e)
+        if m and any(ch in norm[m.end():e] for ch in "险保"):
+            s = m.end()
+    return s, e
+
+
+# after the last unit of an address, up to the end of the value: (list numbering +) a CJK run that ends like a
+# label (a person, a document, a kind, a number...), or an ID number
+_ADDRESS_TAIL_RE = re.compile(
+    r"(?<=[室层楼座])((?:[一二三四五六七八九十]{1,2}[、.])?[\u4e00-\u9fff]{0,6}(?:人|证|号码|类型|电话|姓名|名称|日期|编号|信息)"
+    r"|\d{15,17}[\dXx])")
+_PRODUCT_HEAD_RE = re.compile(r"[\u4e00-\u9fff]{0,4}名称[:：.·…\s]*")
 _NAME_LEADER_LOOKALIKES = "一十"
 _YEAR_RE = re.compile(r"(?:19|20)\d\d")
 _YEAR_SUFFIXES = "版年款"

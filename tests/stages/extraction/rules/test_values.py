@@ -1,6 +1,9 @@
 """Values trimmed and checked per field kind: clause text, full-width digits, lookalikes, specks."""
 from __future__ import annotations
 
+import pytest
+
+from stages.extraction.rules.values import trim_field
 from tests.stages.extraction.rules.helpers import PH_ID, rows, values
 
 
@@ -63,3 +66,22 @@ def test_a_year_is_no_amount() -> None:
     assert got["product_name"] == "安盈两全保险"
     assert got["premium"] is None
     assert values(rows(("年交保费：2026.00元",)))["premium"] == "2026.00"  # an amount that only looks like a year
+
+
+@pytest.mark.parametrize("key, text, want", [
+    ("policyholder_address", "湖北省武汉市武昌区长江中路245号碧水湾27栋5单元501室被保人", "湖北省武汉市武昌区长江中路245号碧水湾27栋5单元501室"),
+    ("policyholder_address", "江苏省无锡市滨湖区锦绣中路143号金色家园10栋1单元2403室三、被保险人",
+     "江苏省无锡市滨湖区锦绣中路143号金色家园10栋1单元2403室"),
+    ("policyholder_address", "内蒙古自治区呼和浩特市新城区迎宾南路472号商务中心15层居民身份证",
+     "内蒙古自治区呼和浩特市新城区迎宾南路472号商务中心15层"),
+    ("policyholder_address", "浙江省宁波市海曙区青年南路64号时代广场8层330203196602212441", "浙江省宁波市海曙区青年南路64号时代广场8层"),
+    ("policyholder_address", "北京市朝阳区建国路88号阳光花园3栋", "北京市朝阳区建国路88号阳光花园3栋"),
+    ("policyholder_address", "北京市朝阳区建国路88号写字楼东区", "北京市朝阳区建国路88号写字楼东区"),
+    ("product_name", "名称..锦程财险守护旅行意外伤害保险(2025版)", "锦程财险守护旅行意外伤害保险(2025版)"),
+    ("product_name", "险种名称金福养老年金保险(万能型)", "金福养老年金保险(万能型)"),
+    ("product_name", "金福1号终身寿险", "金福1号终身寿险"),
+    ("insured_name", "张三被保人", "张三被保人"),  # other fields untouched
+])
+def test_labels_glued_to_a_value_are_trimmed(key, text, want):
+    s, e = trim_field(key, text, 0, len(text))
+    assert text[s:e] == want
