@@ -145,7 +145,7 @@ def trim_field(key: str, norm: str, s: int, e: int) -> tuple[int, int]:
 # after the last unit of an address, up to the end of the value: (list numbering +) a CJK run that ends like a
 # label (a person, a document, a kind, a number...), or an ID number
 _ADDRESS_TAIL_RE = re.compile(
-    r"(?<=[室层楼座])((?:[一二三四五六七八九十]{1,2}[、.])?[\u4e00-\u9fff]{0,6}(?:人|证|号码|类型|电话|姓名|名称|日期|编号|信息)"
+    r"(?<=[室层楼座])((?:[一二三四五六七八九十]{1,2}[、.])?[\u4e00-\u9fff]{0,6}(?:人|证|号|号码|身份|类型|电话|姓名|名称|日期|编号|信息)"
     r"|\d{15,17}[\dXx])")
 _PRODUCT_HEAD_RE = re.compile(r"[\u4e00-\u9fff]{0,4}名称[:：.·…\s]*")
 _NAME_LEADER_LOOKALIKES = "一十"
@@ -209,8 +209,9 @@ def plausibility(key: str, n: Normalized, method: str) -> Optional[float]:
         return None
     if key == "policyholder_address" and len(v) < 6:
         return None
-    if key == "product_name" and (v.startswith(("本", "该", "此")) or _ends_like_a_label(v, key)):
-        return None
+    if key == "product_name" and (v.startswith(("本", "该", "此")) or _ends_like_a_label(v, key)
+                                  or v.endswith(_COMPANY_SUFFIXES[:2])):
+        return None  # 本保险, a label read as a value, or a company's name (华信人寿保险股份有限公司)
     if key == "insurer" and method == "unknown_label" and not v.endswith(_COMPANY_SUFFIXES):
         return None  # a label outside the lexicon: only a company name proves it names the insurer
     return 1.0

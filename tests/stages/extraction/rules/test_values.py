@@ -1,6 +1,8 @@
 """Values trimmed and checked per field kind: clause text, full-width digits, lookalikes, specks."""
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 
 from stages.extraction.rules.values import trim_field
@@ -85,3 +87,22 @@ def test_a_year_is_no_amount() -> None:
 def test_labels_glued_to_a_value_are_trimmed(key, text, want):
     s, e = trim_field(key, text, 0, len(text))
     assert text[s:e] == want
+
+
+@pytest.mark.parametrize("text, want", [
+    ("辽宁省大连市中山区世纪路909号世纪花城21栋5单元701室证件号", "辽宁省大连市中山区世纪路909号世纪花城21栋5单元701室"),
+    ("上海市浦东新区中山大道446号阳光花园12栋4单元402室居民身份", "上海市浦东新区中山大道446号阳光花园12栋4单元402室"),
+    ("湖北省武汉市江岸区望江路944号2号楼2007室", "湖北省武汉市江岸区望江路944号2号楼2007室"),
+])
+def test_address_tails_ending_in_an_identity_word_are_trimmed(text, want):
+    s, e = trim_field("policyholder_address", text, 0, len(text))
+    assert text[s:e] == want
+
+
+def test_a_company_name_is_no_product_name():
+    from stages.extraction.rules.values import plausibility
+    from stages.extraction.fields import normalize_field
+
+    today = date(2026, 1, 1)
+    assert plausibility("product_name", normalize_field("product_name", "华信永安人寿保险股份有限公司", today), "label") is None
+    assert plausibility("product_name", normalize_field("product_name", "鼎信人寿康乐护理保险", today), "label") is not None
