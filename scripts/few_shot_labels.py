@@ -28,7 +28,7 @@ def main(argv: list[str]) -> int:
                 break
     with Engine() as engine:
         for img, result in zip(images, engine.extract_many([str(p) for p in images])):
-            record = result if isinstance(result, dict) else result.model_dump()
+            record = result
             fields = record.get("fields") or {}
             for key, value in truths[img].items():
                 if value is None:

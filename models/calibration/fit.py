@@ -212,15 +212,20 @@ def routed_documents(data: Data, conf: np.ndarray, null_ok: dict[str, float], fl
     return docs
 
 
+def add_evidence_reason_arguments(ap: argparse.ArgumentParser) -> None:
+    """``--min-score`` and ``--min-margin``: the review reasons from evidence, as ``review:`` configures them."""
+    review = ReviewConfig()
+    ap.add_argument("--min-score", type=float, default=review.min_extractor_score, help="review.min_extractor_score")
+    ap.add_argument("--min-margin", type=float, default=review.min_rival_margin, help="review.min_rival_margin")
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("reports", nargs="+", type=Path, help="docpipe eval --json reports of DEV splits")
     ap.add_argument("--out", type=Path, default=Path("models/weights/calibration"))
     ap.add_argument("--version", default=None, help="version string (default: UTC timestamp)")
     ap.add_argument("--floor", type=float, default=0.5, help="review.confidence_threshold used for the curve")
-    review = ReviewConfig()
-    ap.add_argument("--min-score", type=float, default=review.min_extractor_score, help="review.min_extractor_score")
-    ap.add_argument("--min-margin", type=float, default=review.min_rival_margin, help="review.min_rival_margin")
+    add_evidence_reason_arguments(ap)
     ap.add_argument("--max-error", type=float, default=0.005,
                     help="wanted error rate among straight-through documents (for the recommended risk target)")
     args = ap.parse_args(argv)

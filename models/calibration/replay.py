@@ -16,9 +16,8 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from models.calibration.fit import load, routed_documents
+from models.calibration.fit import add_evidence_reason_arguments, load, routed_documents
 from pipeline.tools.reliability import CURVE_TARGETS, expected_calibration_error, routing_curve
-from stages.contracts.config import ReviewConfig
 from stages.extraction.confidence import load_calibrator
 from stages.extraction.evidence import FieldEvidence
 
@@ -46,9 +45,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("reports", nargs="+", type=Path)
     ap.add_argument("--calibration", type=Path, default=None, help="folder with calibration.json (default: shipped)")
-    review = ReviewConfig()
-    ap.add_argument("--min-score", type=float, default=review.min_extractor_score, help="review.min_extractor_score")
-    ap.add_argument("--min-margin", type=float, default=review.min_rival_margin, help="review.min_rival_margin")
+    add_evidence_reason_arguments(ap)
     ap.add_argument("--check", action="store_true", help="fail unless the reports' confidences are reproduced")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")

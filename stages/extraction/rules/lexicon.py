@@ -184,10 +184,13 @@ class Lexicon:
     by_field: Mapping[str, tuple[str, ...]]
 
 
+_ALL_LABELS: Mapping[str, LabelDef] = _build_labels()
+
+
 def build_lexicon(withheld: Collection[str] = ()) -> Lexicon:
     """The lexicon without the label texts in ``withheld``."""
     gone = frozenset(withheld)
-    labels = {t: d for t, d in _build_labels().items() if t not in gone}
+    labels = {t: d for t, d in _ALL_LABELS.items() if t not in gone}
     pattern = re.compile("|".join(re.escape(t) for t in sorted(labels, key=len, reverse=True)))
     by_field: dict[str, list[str]] = {key: [] for key in FIELD_KEYS}
     for text, d in labels.items():
@@ -209,5 +212,5 @@ def withheld_lexicon(fraction: float, seed: int, document_key: str) -> Lexicon:
     measure and calibrate that (``extraction.withhold_labels``), never by default."""
     digest = hashlib.sha256(f"{seed}:{document_key}".encode("utf-8")).hexdigest()
     rng = random.Random(int(digest[:16], 16))
-    texts = sorted(LABELS)
+    texts = sorted(_ALL_LABELS)
     return build_lexicon(rng.sample(texts, int(round(fraction * len(texts)))))

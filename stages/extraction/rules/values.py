@@ -210,7 +210,7 @@ def plausibility(key: str, n: Normalized, method: str) -> Optional[float]:
     if key == "policyholder_address" and len(v) < 6:
         return None
     if key == "product_name" and (v.startswith(("本", "该", "此")) or _ends_like_a_label(v, key)
-                                  or v.endswith(_COMPANY_SUFFIXES[:2])):
+                                  or v.endswith(_COMPANY_NAME_ENDS)):
         return None  # 本保险, a label read as a value, or a company's name (华信人寿保险股份有限公司)
     if key == "insurer" and method == "unknown_label" and not v.endswith(_COMPANY_SUFFIXES):
         return None  # a label outside the lexicon: only a company name proves it names the insurer
@@ -218,6 +218,7 @@ def plausibility(key: str, n: Normalized, method: str) -> Optional[float]:
 
 
 _COMPANY_SUFFIXES = ("公司", "集团", "分公司", "中心")
+_COMPANY_NAME_ENDS = ("公司", "集团")  # how a company's name ends; no product's name does
 
 
 def _ends_like_a_label(value: str, key: str) -> bool:
