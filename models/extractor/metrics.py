@@ -39,60 +39,10 @@ def predicted_texts(chars: Sequence[str], tags: Sequence[int], probs: Optional[S
 
 
 @dataclass
-class Scorer:
-    """Accumulates pages; :meth:`report` gives token and field measures."""
-
-    fields: tuple[str, ...] = FIELDS
-    tok_tp: int = 0
-    tok_pred: int = 0
-    tok_gold: int = 0
-    pages: int = 0
-    pages_all_right: int = 0
-    field_counts: dict[str, list[int]] = field(default_factory=dict)  # key -> [tp, n_pred, n_gold]
-
-    def add(self, chars: Sequence[str], gold: np.ndarray, pred: np.ndarray, pred_prob: Optional[np.ndarray] = None) -> None:
-        """One page: its characters, gold and predicted tag ids (``0`` is ``O``), predicted-tag probabilities."""
-        gold = np.asarray(gold)
-        pred = np.asarray(pred)
-        self.tok_tp += int(((pred == gold) & (gold != 0)).sum())
-        self.tok_pred += int((pred != 0).sum())
-        self.tok_gold += int((gold != 0).sum())
-        gold_t = span_texts(chars, gold)
-        pred_t = predicted_texts(chars, pred, pred_prob)
-        all_right = True
-        for key in self.fields:
-            c = self.field_counts.setdefault(key, [0, 0, 0])
-            g, p = gold_t.get(key), pred_t.get(key)
-            right = (p in g) if (g and p is not None) else (g is None and p is None)
-            c[0] += int(bool(g) and p is not None and right)
-            c[1] += int(p is not None)
-            c[2] += int(bool(g))
-            all_right &= right
-        self.pages += 1
-        self.pages_all_right += int(all_right)
-
-    def report(self) -> dict:
-        tp = sum(c[0] for c in self.field_counts.values())
-        n_pred = sum(c[1] for c in self.field_counts.values())
-        n_gold = sum(c[2] for c in self.field_counts.values())
-        return {
-            "pages": self.pages,
-            "token": _prf(self.tok_tp, self.tok_pred, self.tok_gold),
-            "field_micro": _prf(tp, n_pred, n_gold),
-            "document_accuracy": round(self.pages_all_right / self.pages, 4) if self.pages else 0.0,
-            "per_field_f1": {k: _prf(*self.field_counts.get(k, [0, 0, 0]))["f1"] for k in self.fields},
-        }
-
-
-def score_key(report: Mapping) -> tuple[float, float]:
-    """What early stopping maximizes: field micro F1, then token F1."""
-    return (float(report["field_micro"]["f1"]), float(report["token"]["f1"]))
-
-
-@dataclass
 class ValueScorer:
-    """Field-level exact match of *normalised values* (DESIGN.md section 5): gold spans' texts normalised
-    by the field's normalizer against the values a decoder returned (e.g. validator-aware decoding)."""
+    """Field-level exact match per page: each field's gold values (a set; empty = the page has none) against the
+    one value predicted (None = none). :class:`Scorer` feeds it span texts; validator-aware decoding feeds it
+    *normalised values* (DESIGN.md section 5, :func:`gold_values`)."""
 
     fields: tuple[str, ...] = FIELDS
     counts: dict[str, list[int]] = field(default_factory=dict)  # key -> [tp, n_pred, n_gold]
@@ -119,6 +69,38 @@ class ValueScorer:
             "document_accuracy": round(self.pages_all_right / self.pages, 4) if self.pages else 0.0,
             "per_field_f1": {k: _prf(*self.counts.get(k, [0, 0, 0]))["f1"] for k in self.fields},
         }
+
+
+@dataclass
+class Scorer:
+    """Accumulates pages; :meth:`report` gives token and field measures (fields: :class:`ValueScorer` over span
+    texts)."""
+
+    fields: tuple[str, ...] = FIELDS
+    tok_tp: int = 0
+    tok_pred: int = 0
+    tok_gold: int = 0
+    spans: ValueScorer = field(init=False)  # field-level counts over span texts
+
+    def __post_init__(self) -> None:
+        self.spans = ValueScorer(self.fields)
+
+    def add(self, chars: Sequence[str], gold: np.ndarray, pred: np.ndarray, pred_prob: Optional[np.ndarray] = None) -> None:
+        """One page: its characters, gold and predicted tag ids (``0`` is ``O``), predicted-tag probabilities."""
+        gold = np.asarray(gold)
+        pred = np.asarray(pred)
+        self.tok_tp += int(((pred == gold) & (gold != 0)).sum())
+        self.tok_pred += int((pred != 0).sum())
+        self.tok_gold += int((gold != 0).sum())
+        self.spans.add(span_texts(chars, gold), predicted_texts(chars, pred, pred_prob))
+
+    def report(self) -> dict:
+        return {"pages": self.spans.pages, "token": _prf(self.tok_tp, self.tok_pred, self.tok_gold), **self.spans.report()}
+
+
+def score_key(report: Mapping) -> tuple[float, float]:
+    """What early stopping maximizes: field micro F1, then token F1."""
+    return (float(report["field_micro"]["f1"]), float(report["token"]["f1"]))
 
 
 def gold_values(chars: Sequence[str], tags: Sequence[int], today: date) -> dict[str, set[str]]:
