@@ -5,7 +5,7 @@ import argparse
 import json
 import sys
 
-from stages.contracts.config import ConfigError, load_config
+from pipeline.ops.cli_common import load_config_or_say
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -17,10 +17,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pipeline.core.engine import Engine
 
-    try:
-        config = load_config(args.config)
-    except ConfigError as exc:
-        sys.stderr.write(f"docpipe: {exc}\n")
+    config = load_config_or_say(args.config, "docpipe")
+    if config is None:
         return 2
     failed = 0
     results = []

@@ -6,7 +6,8 @@ import argparse
 import logging
 import sys
 
-from stages.contracts.config import ConfigError, load_config, with_overrides
+from pipeline.ops.cli_common import load_config_or_say
+from stages.contracts.config import with_overrides
 
 log = logging.getLogger(__name__)
 
@@ -21,10 +22,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        config = load_config(args.config)
-    except ConfigError as exc:
-        sys.stderr.write(f"docpipe: {exc}\n")
+    config = load_config_or_say(args.config, "docpipe")
+    if config is None:
         return 2
     update = {k: v for k, v in (("host", args.host), ("port", args.port), ("data_dir", args.data_dir)) if v is not None}
     if update:

@@ -25,16 +25,23 @@ def add_engine_arguments(parser: argparse.ArgumentParser, unit: str) -> None:
     )
 
 
+def load_config_or_say(path: Optional[str], prefix: str) -> Optional[DocpipeConfig]:
+    """``load_config(path)``; None, after ``<prefix>: <why>`` on stderr, when the file is unusable."""
+    try:
+        return load_config(path)
+    except ConfigError as exc:
+        sys.stderr.write(f"{prefix}: {exc}\n")
+        return None
+
+
 def engine_config(prog: str, args: argparse.Namespace, **sections: dict[str, Any]) -> Optional[DocpipeConfig]:
     """The configuration of ``--config`` with ``--workers`` and ``sections`` applied; None (after saying why
     on stderr) when it is unusable."""
     if args.workers is not None and args.workers < 1:
         sys.stderr.write(f"docpipe {prog}: --workers must be at least 1\n")
         return None
-    try:
-        config = load_config(args.config)
-    except ConfigError as exc:
-        sys.stderr.write(f"docpipe {prog}: {exc}\n")
+    config = load_config_or_say(args.config, f"docpipe {prog}")
+    if config is None:
         return None
     if args.workers is not None:
         sections = {**sections, "engine": {**sections.get("engine", {}), "workers": args.workers}}
