@@ -126,7 +126,7 @@ class DocumentProcessor:
 
     def recognize(self, docs: list[DocumentState]) -> None:
         live = [d for d in docs if d.error is None]
-        pages = [PageBoxes(p.image, boxes, id(d)) for d in live for p, boxes in zip(d.pages, d.boxes)]
+        pages = [PageBoxes(p.image, boxes, id(d), p.second_look) for d in live for p, boxes in zip(d.pages, d.boxes)]
         if not any(p.boxes for p in pages):
             for doc in live:
                 doc.lines = [[] for _ in doc.pages]

@@ -126,10 +126,16 @@ class NormalizeConfig(_Strict):
     boundary_max_area: float = Field(0.85, gt=0, le=1)
     # grey levels between the paper just inside the outline and the background just outside
     boundary_min_contrast: float = Field(40.0, ge=0)
+    # share of each side of the outline that must lie on a sharp edge (a lit/shaded border inside the paper is
+    # not one); 0 = not checked
+    boundary_min_edge_support: float = Field(0.4, ge=0, le=1)
     flatten_light: bool = True  # divide out shadows and light gradients of a rectified photo
     # binarised pages (faxes): upscale by this much with cubic interpolation before detection (1.0 = off),
     # then blur with this sigma in pixels of the upscaled page (0 = off); chosen on a dev split of faxes
     # (docs/real_world_pages.md): blur 1.0 fixed the most fields, upscaling made them worse
+    # binarised pages are also read from a despeckled rendering (isolated one-pixel specks removed, same
+    # resampling); each line keeps the reading with the higher score (docs/real_world_pages.md)
+    fax_second_look: bool = True
     fax_upscale: float = Field(1.0, ge=1.0, le=4.0)
     fax_blur: float = Field(1.0, ge=0.0)
     orientation: bool = True

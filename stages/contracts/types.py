@@ -81,6 +81,9 @@ class Page:
     image: np.ndarray
     source: str = ""
     transform: Optional[PageTransform] = None
+    # a second rendering of the same pixels (same size and geometry), e.g. a fax resampled another way;
+    # recognition reads each line from both and keeps the surer reading
+    second_look: Optional[np.ndarray] = None
 
     @property
     def width(self) -> int:

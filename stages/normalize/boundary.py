@@ -42,12 +42,15 @@ def order_corners(pts: np.ndarray) -> np.ndarray:
     return np.roll(p, -start, axis=0)
 
 
-def _candidates(gray: np.ndarray) -> list[np.ndarray]:
+def _edges(gray: np.ndarray) -> np.ndarray:
+    """Sharp edges of a small grey image (Canny on a blurred copy), dilated by one pixel."""
+    return cv2.dilate(cv2.Canny(cv2.GaussianBlur(gray, (5, 5), 0), 40, 120), np.ones((3, 3), np.uint8))
+
+
+def _candidates(gray: np.ndarray, edges: np.ndarray) -> list[np.ndarray]:
     """Quadrilateral outlines of the largest bright-or-edged blobs in a small grey image."""
     blur = cv2.GaussianBlur(gray, (5, 5), 0)
     out = []
-    edges = cv2.Canny(blur, 40, 120)
-    edges = cv2.dilate(edges, np.ones((3, 3), np.uint8))
     _, bright = cv2.threshold(blur, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
     bright = cv2.morphologyEx(bright, cv2.MORPH_CLOSE, np.ones((9, 9), np.uint8))
     for mask in (edges, bright):
@@ -79,6 +82,19 @@ def _contrast(gray: np.ndarray, quad: np.ndarray) -> float:
     return float(np.median(gray[ring_in > 0]) - np.median(gray[ring_out > 0]))
 
 
+def edge_support(edges: np.ndarray, quad: np.ndarray, samples: int = 64) -> float:
+    """The smallest share, over the four sides of ``quad``, of points along the side that lie on an edge. A
+    paper's outline is a sharp edge all round; a border between lit and shaded paper is not."""
+    h, w = edges.shape
+    worst = 1.0
+    for a, b in zip(quad, np.roll(quad, -1, axis=0)):
+        t = np.linspace(0.05, 0.95, samples)[:, None]
+        pts = np.rint(a + t * (b - a)).astype(int)
+        x, y = np.clip(pts[:, 0], 0, w - 1), np.clip(pts[:, 1], 0, h - 1)
+        worst = min(worst, float(np.mean(edges[y, x] > 0)))
+    return worst
+
+
 def find_page(image: np.ndarray, cfg: NormalizeConfig) -> Optional[Quad]:
     """The page's outline when it is confidently a photographed sheet on a background, else ``None``."""
     h, w = image.shape[:2]
@@ -88,7 +104,9 @@ def find_page(image: np.ndarray, cfg: NormalizeConfig) -> Optional[Quad]:
     gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY) if small.ndim == 3 else small
     total = float(gray.shape[0] * gray.shape[1])
     best: Optional[Quad] = None
-    for cand in _candidates(gray):
+    edges = _edges(gray)
+    near_edges = cv2.dilate(edges, np.ones((3, 3), np.uint8))  # a fitted side may sit 2 px off the edge
+    for cand in _candidates(gray, edges):
         quad = order_corners(cand)
         if not cv2.isContourConvex(quad.reshape(-1, 1, 2)):
             continue
@@ -99,7 +117,7 @@ def find_page(image: np.ndarray, cfg: NormalizeConfig) -> Optional[Quad]:
         if not cfg.boundary_min_area <= share <= cfg.boundary_max_area:
             continue
         contrast = _contrast(gray, quad)
-        if contrast < cfg.boundary_min_contrast:
+        if contrast < cfg.boundary_min_contrast or edge_support(near_edges, quad) < cfg.boundary_min_edge_support:
             continue
         if best is None or share > best.area_share:
             best = Quad(quad / scale, share, contrast)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Hashable, Sequence
+from typing import Hashable, Optional, Sequence
 
 import numpy as np
 
@@ -19,6 +19,7 @@ class PageBoxes:
     image: np.ndarray
     boxes: Sequence[TextBox]
     group: Hashable
+    second_look: Optional[np.ndarray] = None  # same geometry as ``image``; each line is read from both
 
 
 class LineReader:
@@ -27,17 +28,27 @@ class LineReader:
         self.drop_score = drop_score
 
     def read(self, pages: Sequence[PageBoxes]) -> list[list[TextLine] | StageError]:
-        """The lines of each page, in box order; a page any of whose crops failed gets that error."""
-        crops, owners = [], []
+        """The lines of each page, in box order; a page any of whose crops failed gets that error. A page with a
+        second look has each line read from both renderings; the reading with the higher score is kept."""
+        crops, owners, seconds = [], [], []
         for pi, page in enumerate(pages):
             for box in page.boxes:
                 crop = crop_quad(page.image, box.polygon)
                 crops.append(crop.image)
                 owners.append((pi, box, crop.vertical))
+                if page.second_look is not None:
+                    seconds.append((len(owners) - 1, crop_quad(page.second_look, box.polygon).image))
         out: list[list[TextLine] | StageError] = [[] for _ in pages]
         if not crops:
             return out
-        results = self.recognizer.recognize_batch(crops, groups=[pages[pi].group for pi, _, _ in owners])
+        groups = [pages[pi].group for pi, _, _ in owners]
+        results = self.recognizer.recognize_batch(
+            crops + [c for _, c in seconds], groups=groups + [groups[i] for i, _ in seconds])
+        results, extra = list(results[: len(crops)]), results[len(crops):]
+        for (i, _), res in zip(seconds, extra):
+            first = results[i]
+            if not isinstance(res, StageError) and not isinstance(first, StageError) and res.score > first.score:
+                results[i] = res
         for (pi, box, vertical), res in zip(owners, results):
             lines = out[pi]
             if isinstance(res, StageError):

@@ -79,3 +79,22 @@ def test_flatten_light_evens_a_shadow() -> None:
     paper = flat[200:300, 20:280].astype(np.float32)
     assert paper.mean(axis=(0, 2))[:30].mean() > 215 and paper.std() < 10  # shadow gone
     assert flat[100:110, 60:240].mean() < 80  # ink stays dark
+
+
+def test_an_outline_must_lie_on_sharp_edges_all_round() -> None:
+    from stages.normalize.boundary import _edges, edge_support
+
+    img = np.full((300, 400), 60, np.uint8)
+    img[50:250, 80:320] = 230  # a sheet with sharp sides
+    ramp = np.linspace(230, 60, 100).astype(np.uint8)
+    img[50:250, 220:320] = ramp  # its right part fades into shade: no edge where the light ends
+    edges = cv2.dilate(_edges(img), np.ones((3, 3), np.uint8))
+    sheet = np.array([[80, 50], [319, 50], [319, 249], [80, 249]], np.float32)
+    lit_part = np.array([[80, 50], [225, 50], [225, 249], [80, 249]], np.float32)
+    assert edge_support(edges, lit_part) < 0.4  # where the light ends is no outline
+    assert edge_support(edges, sheet) < 0.4  # nor is the shaded side, lost in the background
+    sharp = np.full((300, 400), 60, np.uint8)
+    sharp[50:250, 80:320] = 230
+    edges = cv2.dilate(_edges(sharp), np.ones((3, 3), np.uint8))
+    assert edge_support(edges, sheet) > 0.9
+    assert edge_support(edges, lit_part) < 0.4  # a side across the paper is not on an edge

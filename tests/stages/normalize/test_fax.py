@@ -8,7 +8,8 @@ import numpy as np
 
 from stages.contracts.config import NormalizeConfig
 from stages.contracts.types import Page
-from stages.normalize.fax import is_binarised, normalize_fax
+from stages.normalize.fax import despeckle, is_binarised, normalize_fax
+from stages.normalize.orientation import rotate_page
 from tests.conftest import SAMPLES
 
 
@@ -41,4 +42,31 @@ def test_fax_is_upscaled_with_a_transform_back_and_scans_are_left_alone() -> Non
     scan = Page(0, cv2.imread(str(SAMPLES / "train_00003.jpg")))
     assert normalize_fax(scan, cfg) is scan
     off = Page(0, image)
-    assert normalize_fax(off, NormalizeConfig(fax_upscale=1.0, fax_blur=0.0)) is off
+    assert normalize_fax(off, NormalizeConfig(fax_upscale=1.0, fax_blur=0.0, fax_second_look=False)) is off
+
+
+def test_despeckle_drops_isolated_specks_and_keeps_thin_strokes() -> None:
+    page = np.full((40, 40), 255, np.uint8)
+    page[10, 5:35] = 0  # a one-pixel-wide stroke
+    page[25, 20] = 0  # a black speck
+    page[30:35, 5:10] = 0
+    page[32, 7] = 255  # a white speck inside a blot
+    out = despeckle(cv2.cvtColor(page, cv2.COLOR_GRAY2BGR))
+    assert out.shape == (40, 40, 3)
+    assert (out[10, 5:35] == 0).all()
+    assert out[25, 20, 0] == 255
+    assert out[32, 7, 0] == 0
+    assert np.count_nonzero(out[..., 0] != page) == 2
+
+
+def test_second_look_is_the_same_page_rendered_otherwise_and_turns_with_it() -> None:
+    image, _ = _fax_page()
+    cfg = NormalizeConfig(fax_blur=1.0, fax_second_look=True)
+    page = normalize_fax(Page(0, image), cfg)
+    assert page.second_look is not None and page.second_look.shape == page.image.shape
+    assert not np.array_equal(page.second_look, page.image)
+    turned = rotate_page(page, 90)
+    assert np.array_equal(turned.second_look, np.rot90(page.second_look, k=-1))
+    assert normalize_fax(Page(0, image), NormalizeConfig(fax_blur=1.0, fax_second_look=False)).second_look is None
+    scan = Page(0, cv2.imread(str(SAMPLES / "train_00003.jpg")))
+    assert normalize_fax(scan, cfg) is scan

@@ -1,0 +1,63 @@
+"""LineReader: N pages in, N results out, and a page's second look keeps, per line, the surer of two readings."""
+from __future__ import annotations
+
+import numpy as np
+
+from stages.contracts.types import Recognized, StageError, TextBox
+from stages.recognition.lines import LineReader, PageBoxes
+
+
+class _ByBrightness:
+    """Stands in for the recognizer: reads a crop as 'dark' or 'light' with a score that grows with contrast,
+    so which rendering wins is decided by the pixels, as with the real model's scores."""
+
+    def __init__(self) -> None:
+        self.calls: list[int] = []
+
+    def recognize_batch(self, crops, groups=None):
+        self.calls.append(len(crops))
+        out = []
+        for c in crops:
+            mean = float(np.mean(c))
+            text = "dark" if mean < 128 else "light"
+            score = abs(mean - 128.0) / 128.0
+            out.append(Recognized(text, score, tuple([score] * len(text)), tuple(range(len(text))), len(text)))
+        return out
+
+
+def _box(x0: int) -> TextBox:
+    return TextBox(np.array([[x0, 0], [x0 + 40, 0], [x0 + 40, 10], [x0, 10]], np.float32), 0.9)
+
+
+def test_second_look_keeps_the_reading_with_the_higher_score() -> None:
+    first = np.full((10, 100, 3), 120, np.uint8)  # both boxes barely dark: weak readings
+    second = first.copy()
+    second[:, 0:50] = 250  # the left box is clearly light in the second rendering
+    second[:, 50:] = 125  # the right box is even less sure there
+    rec = _ByBrightness()
+    pages = [PageBoxes(first, [_box(0), _box(55)], "doc", second)]
+    (lines,) = LineReader(rec, drop_score=0.0).read(pages)
+    assert [ln.text for ln in lines] == ["light", "dark"]
+    assert rec.calls == [4]  # both renderings in one recognition batch
+    assert abs(lines[1].score - 8 / 128) < 1e-6  # the first rendering's reading, the surer one for that box
+
+
+def test_pages_without_second_look_read_once_and_keep_order() -> None:
+    rec = _ByBrightness()
+    a = np.full((10, 100, 3), 10, np.uint8)
+    b = np.full((10, 100, 3), 240, np.uint8)
+    out = LineReader(rec, drop_score=0.0).read([PageBoxes(a, [_box(0)], 1), PageBoxes(b, [], 2), PageBoxes(b, [_box(0)], 3)])
+    assert [[ln.text for ln in p] for p in out] == [["dark"], [], ["light"]]
+    assert rec.calls == [2]
+
+
+def test_a_failed_crop_is_the_pages_error_even_with_a_second_look() -> None:
+    class _Failing(_ByBrightness):
+        def recognize_batch(self, crops, groups=None):
+            res = super().recognize_batch(crops, groups)
+            res[0] = StageError("recognize", "RuntimeError", "boom")
+            return res
+
+    img = np.full((10, 100, 3), 10, np.uint8)
+    (page,) = LineReader(_Failing(), 0.0).read([PageBoxes(img, [_box(0)], 1, img.copy())])
+    assert isinstance(page, StageError)
