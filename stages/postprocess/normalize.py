@@ -87,8 +87,10 @@ _DATE_CONFUSABLES = str.maketrans({"O": "0", "o": "0", "l": "1", "I": "1", "|": 
 _AR_DATE = (r"(?<!\d)(?P<y>\d{4})\s*(?:年|/|-|\.)\s*(?P<m>\d{1,2})\s*(?:月|/|-|\.)\s*"
             r"(?P<d>\d{1,2})(?:(?!\d)|(?=\d{1,2}:\d\d)|(?=(?:0|00|24)(?:时|点)))(?:\s*日)?")
 _CN_D = "[〇○零一二三四五六七八九]"
-# a year of Chinese digits may hold Arabic ones: OCR reads 〇 as 0 (二0四四年七月十二日)
-_CN_YEAR_D = "[〇○零一二三四五六七八九0-9]"
+# a year of Chinese digits may hold Arabic ones: OCR reads 〇 as 0 (二0四四年七月十二日), and a faint 一 (one
+# horizontal stroke) as a dash or a dot (二〇·九年, 二〇-九年); between Chinese digits of a year those mean 一
+_ONE_AS_STROKE = "-—–_·"
+_CN_YEAR_D = f"[〇○零一二三四五六七八九0-9{_ONE_AS_STROKE}]"
 _CN_YEAR = rf"(?:{_CN_YEAR_D}\s*){{3}}{_CN_YEAR_D}"
 _CN_MONTH = r"元|十\s*[一二]?|[一二三四五六七八九]"
 _CN_DAY = r"[二三]?\s*十\s*[一二三四五六七八九]?|[一二三四五六七八九]"
@@ -143,7 +145,10 @@ def parse_date(text: str) -> Optional[date]:
         return _make_date(int(c["y"]), int(c["m"]), int(c["d"]))
     if m["y"] is not None:
         return _make_date(int(m["y"]), int(m["m"]), int(m["d"]))
-    year = int("".join(ch if ch.isdigit() else str(_CN_DATE_DIGITS[ch]) for ch in _WS_RE.sub("", m["cy"])))
+    cy = _WS_RE.sub("", m["cy"])
+    if any(ch in _ONE_AS_STROKE for ch in cy) and (not any(ch in _CN_DATE_DIGITS for ch in cy) or cy[0] in _ONE_AS_STROKE):
+        return None  # a dash stands for 一 only among Chinese digits, never first
+    year = int("".join(ch if ch.isdigit() else "1" if ch in _ONE_AS_STROKE else str(_CN_DATE_DIGITS[ch]) for ch in cy))
     return _make_date(year, _cn_small_number(m["cm"]), _cn_small_number(m["cd"]))
 
 

@@ -70,6 +70,10 @@ TODAY = date(2026, 6, 1)
     ("2026年3月1号", "2026-03-01"),
     ("二0四四年七月十二日二十四时", "2044-07-12"),  # OCR: digit 0 for 〇
     ("2025年四月十七日", "2025-04-17"),
+    ("二〇·九年二月十二日零时起", "2019-02-12"),  # a faint 一 read as a dot
+    ("二〇-九年二月十二日", "2019-02-12"),  # ... or as a dash
+    ("2-19年二月十二日", None),  # a dash among Arabic digits is no 一
+    ("-〇一九年二月十二日", None),
 ])
 def test_dates(text: str, expected: str | None) -> None:
     n = normalize_date(text)
