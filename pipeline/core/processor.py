@@ -64,9 +64,20 @@ class DocumentProcessor:
         self.recognizer = TextRecognizer(config.recognition, config.predictor, ptr.get("recognize"))
         # field alphabets: their CTC probabilities are always kept with each line for constrained re-decoding
         self.recognizer.set_always_keep(FIELD_CHARSET)
-        self.reader = LineReader(self.recognizer, config.recognition.drop_score)
+        self.reader = LineReader(self.recognizer, config.recognition.drop_score, self._fax_recognizer(ptr.get("recognize")))
         # beside a schedule page, a bundle's letter and terms pages never supply a field
         self.extractor = RoleAwareFields(ExtractionStage(config, self.recognizer.chars))
+
+    def _fax_recognizer(self, stream: Optional[int]) -> Optional[TextRecognizer]:
+        rc = self.config.recognition
+        if rc.fax_model is None:
+            return None
+        fax = TextRecognizer(rc.model_copy(update={"model": rc.fax_model, "model_dir": rc.fax_model_dir, "dict_path": None}),
+                             self.config.predictor, stream)
+        if fax.chars != self.recognizer.chars:
+            raise ValueError(f"recognition.fax_model {rc.fax_model!r} must share the main model's dictionary")
+        fax.set_always_keep(FIELD_CHARSET)
+        return fax
 
     def process_batch(self, sources: Sequence[Source], names: Optional[Sequence[str]] = None) -> list[dict[str, Any]]:
         """The flow. Detection and recognition run on the whole batch; if one of them raises for the batch,
@@ -126,7 +137,7 @@ class DocumentProcessor:
 
     def recognize(self, docs: list[DocumentState]) -> None:
         live = [d for d in docs if d.error is None]
-        pages = [PageBoxes(p.image, boxes, id(d), p.second_look) for d in live for p, boxes in zip(d.pages, d.boxes)]
+        pages = [PageBoxes(p.image, boxes, id(d), p.second_look, p.binarised) for d in live for p, boxes in zip(d.pages, d.boxes)]
         if not any(p.boxes for p in pages):
             for doc in live:
                 doc.lines = [[] for _ in doc.pages]

@@ -94,11 +94,22 @@ class RecognitionConfig(_Strict):
     cls_model_dir: Optional[Path] = None
     cls_thresh: float = 0.9
     drop_score: float = Field(0.5, ge=0, le=1)
+    # the recognizer for binarised pages (faxes): PP-OCRv4 with its head re-fitted on fax lines by
+    # models/recognizer/train.py; null = the main model reads them too (docs/real_world_pages.md)
+    fax_model: Optional[str] = "ppocrv4_rec_fax"
+    fax_model_dir: Optional[Path] = None
 
     @field_validator("model")
     @classmethod
     def _known_rec(cls, v: str) -> str:
         check_model_key(v, "rec")
+        return v
+
+    @field_validator("fax_model")
+    @classmethod
+    def _known_fax_rec(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None:
+            check_model_key(v, "rec")
         return v
 
     @field_validator("cls_model")

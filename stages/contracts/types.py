@@ -84,6 +84,7 @@ class Page:
     # a second rendering of the same pixels (same size and geometry), e.g. a fax resampled another way;
     # recognition reads each line from both and keeps the surer reading
     second_look: Optional[np.ndarray] = None
+    binarised: bool = False  # a bilevel page (a fax): read by the fax recognizer when one is configured
 
     @property
     def width(self) -> int:

@@ -20,12 +20,14 @@ class PageBoxes:
     boxes: Sequence[TextBox]
     group: Hashable
     second_look: Optional[np.ndarray] = None  # same geometry as ``image``; each line is read from both
+    binarised: bool = False  # a fax page: read by the reader's fax recognizer when it has one
 
 
 class LineReader:
-    def __init__(self, recognizer: TextRecognizer, drop_score: float):
+    def __init__(self, recognizer: TextRecognizer, drop_score: float, fax_recognizer: Optional[TextRecognizer] = None):
         self.recognizer = recognizer
         self.drop_score = drop_score
+        self.fax_recognizer = fax_recognizer
 
     def read(self, pages: Sequence[PageBoxes]) -> list[list[TextLine] | StageError]:
         """The lines of each page, in box order; a page any of whose crops failed gets that error. A page with a
@@ -42,8 +44,11 @@ class LineReader:
         if not crops:
             return out
         groups = [pages[pi].group for pi, _, _ in owners]
-        results = self.recognizer.recognize_batch(
-            crops + [c for _, c in seconds], groups=groups + [groups[i] for i, _ in seconds])
+        crops += [c for _, c in seconds]
+        groups += [groups[i] for i, _ in seconds]
+        results = self._recognize(crops, groups, [pages[owners[i][0]].binarised for i in range(len(owners))]
+                                  + [pages[owners[i][0]].binarised for i, _ in seconds])
+        crops = crops[: len(owners)]
         results, extra = list(results[: len(crops)]), results[len(crops):]
         for (i, _), res in zip(seconds, extra):
             first = results[i]
@@ -58,6 +63,19 @@ class LineReader:
             if isinstance(lines, StageError) or not res.text or res.score < self.drop_score:
                 continue
             lines.append(to_text_line(res, box, vertical))
+        return out
+
+    def _recognize(self, crops: list[np.ndarray], groups: list, fax: list[bool]) -> list[Recognized | StageError]:
+        """Each crop read by the fax recognizer when its page is binarised (and there is one), else by the main
+        recognizer; N crops in, N results out, in order."""
+        if self.fax_recognizer is None or not any(fax):
+            return list(self.recognizer.recognize_batch(crops, groups=groups))
+        out: list[Recognized | StageError] = [StageError("recognize", "Internal", "not run")] * len(crops)
+        for reader, want in ((self.recognizer, False), (self.fax_recognizer, True)):
+            idx = [i for i, f in enumerate(fax) if f == want]
+            if idx:
+                for i, res in zip(idx, reader.recognize_batch([crops[i] for i in idx], groups=[groups[i] for i in idx])):
+                    out[i] = res
         return out
 
 

@@ -61,3 +61,25 @@ def test_a_failed_crop_is_the_pages_error_even_with_a_second_look() -> None:
     img = np.full((10, 100, 3), 10, np.uint8)
     (page,) = LineReader(_Failing(), 0.0).read([PageBoxes(img, [_box(0)], 1, img.copy())])
     assert isinstance(page, StageError)
+
+
+def test_binarised_pages_are_read_by_the_fax_recognizer() -> None:
+    class _Named(_ByBrightness):
+        def __init__(self, name: str) -> None:
+            super().__init__()
+            self.name = name
+
+        def recognize_batch(self, crops, groups=None):
+            res = super().recognize_batch(crops, groups)
+            return [Recognized(f"{self.name}:{r.text}", r.score, r.char_probs, r.char_frames, r.num_frames)
+                    for r in res]
+
+    main, fax = _Named("main"), _Named("fax")
+    img = np.full((10, 100, 3), 10, np.uint8)
+    pages = [PageBoxes(img, [_box(0)], 1), PageBoxes(img, [_box(0), _box(50)], 2, binarised=True),
+             PageBoxes(img, [_box(0)], 3)]
+    out = LineReader(main, 0.0, fax_recognizer=fax).read(pages)
+    assert [[ln.text for ln in p] for p in out] == [["main:dark"], ["fax:dark", "fax:dark"], ["main:dark"]]
+    assert main.calls == [2] and fax.calls == [2]
+    alone = LineReader(_Named("main"), 0.0).read(pages)  # no fax recognizer: the main one reads every page
+    assert [[ln.text for ln in p] for p in alone] == [["main:dark"], ["main:dark", "main:dark"], ["main:dark"]]
