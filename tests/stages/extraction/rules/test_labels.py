@@ -169,6 +169,19 @@ def test_column_table_header_row_over_value_row() -> None:
     assert got["policyholder_phone"] == "13812345678"
 
 
+def test_header_cells_with_a_qualifier_before_the_label_are_labels_not_values() -> None:
+    # 投保|险种 and 保单|签发日: a label with a short qualifier in front and nothing after is a header cell; the
+    # product is under 投保险种, not the 保单 left of 签发日 in the next header cell
+    lines = rows(
+        ("保单编号", "投保险种", "保单签发日"),
+        ("FG-2021-05927443", "无忧终身寿险", "二〇二一年十一月十五日"),
+        x0=60, col=300, pitch=40,
+    )
+    got = values(lines)
+    assert got["product_name"] == "无忧终身寿险"
+    assert got["issue_date"] == "2021-11-15"
+
+
 def test_leader_dots_read_as_punctuation_end_the_label_box() -> None:
     lines = rows(("被保险人名称。", "王力"), ("制单日期，", "2023.04.21"), ("生效时间.··", "安心终身寿险"),
                  ("", "2023-04-22零时起"), ("险种.", "如意医疗保险"))
