@@ -4,8 +4,8 @@
 
 DIR holds pages (``docpipe synth … --variants fax``). The two processors (``recognition.fax_model`` as shipped,
 and null) read the same pages in interleaved rounds; each round times ``process_batch`` over every page one at a
-time. Memory: each configuration is built alone in a fresh subprocess and its peak RSS after reading one page
-is reported. Nothing is asserted; the medians and their ratio are printed."""
+time. Memory: each configuration is built alone in a fresh subprocess and its resident memory after reading one
+page is reported (Linux). Nothing is asserted; the medians and their ratio are printed."""
 from __future__ import annotations
 
 import argparse
@@ -17,14 +17,16 @@ import time
 from pathlib import Path
 
 _RSS = """
-import json, resource, sys
+import json, sys
 from pipeline.core.processor import DocumentProcessor
 from stages.contracts.config import DocpipeConfig
-cfg = DocpipeConfig.model_validate(json.loads(sys.argv[1]))
-DocumentProcessor(cfg).process_batch([sys.argv[2]])
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+def rss_mb():
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) // 1024 for line in f if line.startswith("VmRSS"))
+proc = DocumentProcessor(DocpipeConfig.model_validate(json.loads(sys.argv[1])))
+proc.process_batch([sys.argv[2]])
+print(rss_mb())
 """
-
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -55,7 +57,7 @@ def main() -> int:
     for name in procs:
         med = statistics.median(times[name])
         sys.stdout.write(f"{name:22s} {med:.3f} s/page (rounds {', '.join(f'{t:.3f}' for t in times[name])}), "
-                         f"x{med / statistics.median(times[base]):.3f}; peak RSS {rss[name]} MB\n")
+                         f"x{med / statistics.median(times[base]):.3f}; RSS {rss[name]} MB\n")
     return 0
 
 
