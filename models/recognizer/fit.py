@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence
 
 import numpy as np
+from rapidfuzz.distance import Levenshtein
 
 from models.recognizer.ctc_loss import ctc_loss_grad
 
@@ -32,20 +33,11 @@ def greedy(logits: np.ndarray) -> list[int]:
     return [int(k) for k in best[keep] if k != 0]
 
 
-def edit_distance(a: Sequence[int], b: Sequence[int]) -> int:
-    row = list(range(len(b) + 1))
-    for i in range(1, len(a) + 1):
-        prev, row[0] = row[0], i
-        for j in range(1, len(b) + 1):
-            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] != b[j - 1]))
-    return row[len(b)]
-
-
 def error_rate(weight: np.ndarray, bias: np.ndarray, feats: Sequence[np.ndarray], labels: Sequence[Sequence[int]]) -> float:
     """Character error rate of greedy decoding over lines."""
     errors = chars = 0
     for f, lab in zip(feats, labels):
-        errors += edit_distance(greedy(f @ weight + bias), lab)
+        errors += Levenshtein.distance(greedy(f @ weight + bias), lab)
         chars += len(lab)
     return errors / max(chars, 1)
 

@@ -42,14 +42,13 @@ def order_corners(pts: np.ndarray) -> np.ndarray:
     return np.roll(p, -start, axis=0)
 
 
-def _edges(gray: np.ndarray) -> np.ndarray:
-    """Sharp edges of a small grey image (Canny on a blurred copy), dilated by one pixel."""
-    return cv2.dilate(cv2.Canny(cv2.GaussianBlur(gray, (5, 5), 0), 40, 120), np.ones((3, 3), np.uint8))
+def _edges(blur: np.ndarray) -> np.ndarray:
+    """Sharp edges of a small blurred grey image (Canny), dilated by one pixel."""
+    return cv2.dilate(cv2.Canny(blur, 40, 120), np.ones((3, 3), np.uint8))
 
 
-def _candidates(gray: np.ndarray, edges: np.ndarray) -> list[np.ndarray]:
-    """Quadrilateral outlines of the largest bright-or-edged blobs in a small grey image."""
-    blur = cv2.GaussianBlur(gray, (5, 5), 0)
+def _candidates(blur: np.ndarray, edges: np.ndarray) -> list[np.ndarray]:
+    """Quadrilateral outlines of the largest bright-or-edged blobs in a small blurred grey image."""
     out = []
     _, bright = cv2.threshold(blur, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
     bright = cv2.morphologyEx(bright, cv2.MORPH_CLOSE, np.ones((9, 9), np.uint8))
@@ -104,9 +103,10 @@ def find_page(image: np.ndarray, cfg: NormalizeConfig) -> Optional[Quad]:
     gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY) if small.ndim == 3 else small
     total = float(gray.shape[0] * gray.shape[1])
     best: Optional[Quad] = None
-    edges = _edges(gray)
+    blur = cv2.GaussianBlur(gray, (5, 5), 0)
+    edges = _edges(blur)
     near_edges = cv2.dilate(edges, np.ones((3, 3), np.uint8))  # a fitted side may sit 2 px off the edge
-    for cand in _candidates(gray, edges):
+    for cand in _candidates(blur, edges):
         quad = order_corners(cand)
         if not cv2.isContourConvex(quad.reshape(-1, 1, 2)):
             continue

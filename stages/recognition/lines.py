@@ -43,13 +43,10 @@ class LineReader:
         out: list[list[TextLine] | StageError] = [[] for _ in pages]
         if not crops:
             return out
-        groups = [pages[pi].group for pi, _, _ in owners]
-        crops += [c for _, c in seconds]
-        groups += [groups[i] for i, _ in seconds]
-        results = self._recognize(crops, groups, [pages[owners[i][0]].binarised for i in range(len(owners))]
-                                  + [pages[owners[i][0]].binarised for i, _ in seconds])
-        crops = crops[: len(owners)]
-        results, extra = list(results[: len(crops)]), results[len(crops):]
+        n = len(owners)
+        read_from = [pages[pi] for pi, _, _ in owners] + [pages[owners[i][0]] for i, _ in seconds]
+        results = self._recognize(crops + [c for _, c in seconds], read_from)
+        results, extra = list(results[:n]), results[n:]
         for (i, _), res in zip(seconds, extra):
             first = results[i]
             if not isinstance(res, StageError) and not isinstance(first, StageError) and res.score > first.score:
@@ -65,16 +62,16 @@ class LineReader:
             lines.append(to_text_line(res, box, vertical))
         return out
 
-    def _recognize(self, crops: list[np.ndarray], groups: list, fax: list[bool]) -> list[Recognized | StageError]:
-        """Each crop read by the fax recognizer when its page is binarised (and there is one), else by the main
-        recognizer; N crops in, N results out, in order."""
-        if self.fax_recognizer is None or not any(fax):
-            return list(self.recognizer.recognize_batch(crops, groups=groups))
+    def _recognize(self, crops: list[np.ndarray], owners: list[PageBoxes]) -> list[Recognized | StageError]:
+        """Each crop (of the page beside it) read by the fax recognizer when its page is binarised (and there is
+        one), else by the main recognizer; N crops in, N results out, in order."""
+        fax = [p.binarised and self.fax_recognizer is not None for p in owners]
         out: list[Recognized | StageError] = [StageError("recognize", "Internal", "not run")] * len(crops)
         for reader, want in ((self.recognizer, False), (self.fax_recognizer, True)):
             idx = [i for i, f in enumerate(fax) if f == want]
             if idx:
-                for i, res in zip(idx, reader.recognize_batch([crops[i] for i in idx], groups=[groups[i] for i in idx])):
+                for i, res in zip(idx, reader.recognize_batch([crops[i] for i in idx],
+                                                              groups=[owners[i].group for i in idx])):
                     out[i] = res
         return out
 

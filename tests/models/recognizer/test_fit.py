@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from models.recognizer.fit import HeadState, edit_distance, error_rate, greedy, train_epoch
+from models.recognizer.fit import HeadState, error_rate, greedy, train_epoch
 
 
 def _lines(rng, n=40, channels=6, classes=4):
@@ -47,7 +47,10 @@ def test_pull_to_init_keeps_the_head_nearer_its_start() -> None:
     assert np.linalg.norm(held.weight - w0) < np.linalg.norm(free.weight - w0)
 
 
-def test_greedy_and_edit_distance() -> None:
+def test_greedy_and_error_rate() -> None:
     logits = np.eye(4)[[0, 1, 1, 0, 1, 2, 2, 3, 0]]
     assert greedy(logits) == [1, 1, 2, 3]
-    assert edit_distance([1, 2, 3], [1, 3]) == 1 and edit_distance([], [1, 2]) == 2
+    eye = np.eye(4)
+    reads_123, reads_nothing = eye[[1, 0, 2, 3]], eye[[0, 0]]
+    assert error_rate(eye, np.zeros(4), [reads_123], [[1, 3]]) == 1 / 2  # one insertion in two characters
+    assert error_rate(eye, np.zeros(4), [reads_nothing], [[1, 2]]) == 2 / 2

@@ -7,8 +7,8 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import pytest
+from rapidfuzz.distance import Levenshtein
 
-from models.recognizer.fit import edit_distance
 from stages.contracts.config import NormalizeConfig, PredictorConfig, RecognitionConfig
 from stages.contracts.types import Page
 from stages.normalize.fax import normalize_fax
@@ -58,7 +58,7 @@ def _faxed_crops(scale: float, threshold: int, vertical: float) -> list[np.ndarr
 
 def _errors(rec, crops: list[np.ndarray]) -> int:
     texts = [r.text.replace(" ", "") for r in rec.recognize_batch(crops)]
-    return sum(edit_distance(t, ref.replace(" ", "")) for t, ref in zip(texts, _LINES))
+    return sum(Levenshtein.distance(t, ref.replace(" ", "")) for t, ref in zip(texts, _LINES))
 
 
 def test_the_fax_model_shares_the_dictionary_and_reads_a_clean_line(recognizers) -> None:
