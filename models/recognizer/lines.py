@@ -1,9 +1,10 @@
-"""Training lines for the fax recognizer: synthetic pages with ground truth -> (line crop, text).
+"""Training lines for a capture's recognizer: synthetic pages with ground truth -> (line crop, text).
 
-Each page goes through the product's own fax step (``stages.normalize.fax``) and detector, so the crops are cut
-as the recognizer will see them; a detected box takes the text of the ground-truth characters whose centres lie
-inside it, when they are one unbroken run of one line. Both renderings of the page (as read and despeckled) give
-a crop per box."""
+Each page goes through the product's own steps before detection (``stages.normalize``: a photo's outline
+rectified, a fax resampled) and its detector, so the crops are cut as the recognizer will see them; a detected
+box takes the text of the ground-truth characters whose centres lie inside it, when they are one unbroken run of
+one line. Only pages the normalizer marks as the wanted capture are used. Every rendering of a page (a fax's as
+read and despeckled) gives a crop per box."""
 from __future__ import annotations
 
 import json
@@ -16,9 +17,9 @@ import cv2
 import numpy as np
 
 from stages.contracts.config import DocpipeConfig
-from stages.contracts.types import Page, TextBox
+from stages.contracts.types import Capture, Page, TextBox
 from stages.detection.detector import TextDetector
-from stages.normalize.fax import normalize_fax
+from stages.normalize.page import normalize_capture
 from stages.recognition.crop import crop_quad
 
 log = logging.getLogger(__name__)
@@ -51,40 +52,55 @@ def box_text(box: TextBox, chars: Sequence[_Char]) -> Optional[str]:
     return "".join(c.char for c in inside).strip() or None
 
 
+# full-width punctuation drawn in one half of its cell (CJK fonts): its ink's centre is that half's centre, not
+# the cell's -- a box that ends just after a closing bracket holds its ink but not its cell's centre
+_INK_LEFT = frozenset("）】」』》〉，。、：；！？")
+_INK_RIGHT = frozenset("（【「『《〈")
+
+
+def ink_centre(ch: str, x0: float, y0: float, x1: float, y1: float) -> tuple[float, float]:
+    """Where a character's ink is centred within its advance cell (x0, y0, x1, y1) of the synthetic truth."""
+    quarter = (x1 - x0) / 4
+    x = (x0 + x1) / 2 - quarter if ch in _INK_LEFT else (x0 + x1) / 2 + quarter if ch in _INK_RIGHT else (x0 + x1) / 2
+    return x, (y0 + y1) / 2
+
+
 def _page_chars(truth: dict, page: Page) -> list[_Char]:
     out = []
     for li, line in enumerate(truth["lines"]):
         for ci, (ch, (x0, y0, x1, y1)) in enumerate(zip(line["text"], line["char_boxes"])):
-            centre = np.array([[(x0 + x1) / 2, (y0 + y1) / 2]], np.float32)
+            centre = np.array([ink_centre(ch, x0, y0, x1, y1)], np.float32)
             if page.transform is not None:
                 centre = page.transform.to_normalized(centre)
             out.append(_Char(li, ci, ch, (float(centre[0][0]), float(centre[0][1]))))
     return out
 
 
-def line_samples(pages: Sequence[Path], config: DocpipeConfig, detector: "TextDetector") -> Iterator[LineSample]:
-    """Line crops and texts of binarised pages (``*.png`` with their ``.json`` truth beside them), cut from the
-    boxes ``detector`` (the product's text detector) finds on the fax-normalized page."""
+def line_samples(pages: Sequence[Path], config: DocpipeConfig, detector: "TextDetector",
+                 capture: Capture) -> Iterator[LineSample]:
+    """Line crops and texts of the pages of ``capture`` (images with their ``.json`` truth beside them), cut from
+    the boxes ``detector`` (the product's text detector) finds on the normalized page."""
     for path in pages:
         image = cv2.imread(str(path))
         if image is None:
             log.warning("skipped unreadable page %s", path.name)
             continue
         truth = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
-        page = normalize_fax(Page(0, image), config.normalize)
-        if page.second_look is None:
-            log.warning("skipped %s: not a binarised page", path.name)
+        page = normalize_capture(Page(0, image), config.normalize)
+        if page.capture != capture:
+            log.warning("skipped %s: normalized as %s, not %s", path.name, page.capture, capture)
             continue
         boxes = detector.detect_batch([page.image])[0]
         if not isinstance(boxes, list):
             log.warning("skipped %s: detection failed (%s)", path.name, boxes)
             continue
         chars = _page_chars(truth, page)
+        renderings = [page.image] if page.second_look is None else [page.image, page.second_look]
         for box in boxes:
             text = box_text(box, chars)
             if text is None:
                 continue
-            for rendering in (page.image, page.second_look):
+            for rendering in renderings:
                 crop = crop_quad(rendering, box.polygon)
                 if not crop.vertical:
                     yield LineSample(crop.image, text, path.name)

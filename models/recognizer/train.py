@@ -1,8 +1,10 @@
-"""Train the fax recognizer: PP-OCRv4's CTC head re-fitted on line crops of synthetic binarised pages.
+"""Train a capture's recognizer: PP-OCRv4's CTC head re-fitted on line crops of synthetic faxes or photos.
 
     python -m models.recognizer.train --train DIR --dev DIR --out models/weights/rec_fax --work DIR [--resume]
+    python -m models.recognizer.train --capture photo --train DIR --dev DIR --out models/weights/rec_photo --work DIR
 
-``--train``/``--dev``: folders of ``docpipe synth … --variants fax`` pages (PNG + truth JSON). The backbone stays
+``--train``/``--dev``: folders of ``docpipe synth … --variants fax`` (or ``photo``) pages (image + truth JSON);
+only pages the product's normalizer marks as that capture are used. The backbone stays
 as shipped; only the head (channels x classes) moves, by Adam on the CTC loss with an L2 pull towards the shipped
 head. Line features are cached in ``--work``; a checkpoint is written there after every epoch and ``--resume``
 continues from it. The model with the lowest dev character error rate (greedy decoding) is exported to ``--out``
@@ -26,25 +28,30 @@ from models.recognizer.head import HeadModel
 from models.recognizer.lines import line_samples
 from stages.contracts.config import load_config
 from stages.contracts.registry import resolve_model
+from stages.contracts.types import CAPTURES
 from stages.detection.detector import TextDetector
 
 log = logging.getLogger("models.recognizer.train")
 _CHUNK = 25
 
 
-def _features(name: str, pages: Path, work: Path, head: HeadModel, encode, limit: int) -> tuple[list, list]:
+_IMAGES = (".png", ".jpg", ".jpeg")
+
+
+def _features(name: str, pages: Path, work: Path, head: HeadModel, encode, limit: int,
+              capture: str) -> tuple[list, list]:
     cache = work / f"{name}_{pages.name}_{limit or 'all'}_features.npz"
     if cache.is_file():
         data = np.load(cache, allow_pickle=True)
         return list(data["feats"]), [list(x) for x in data["labels"]]
-    files = sorted(pages.glob("*.png"))[: limit or None]
+    files = sorted(f for f in pages.iterdir() if f.suffix.lower() in _IMAGES)[: limit or None]
     feats, labels, seen = [], [], 0
     config = load_config(None)
     detector = TextDetector(config.detection, config.predictor)
     with tqdm(total=len(files), desc=f"{name} pages", unit="page") as bar:
         for start in range(0, len(files), _CHUNK):  # a chunk of pages at a time: crops are large, features small
             chunk = files[start:start + _CHUNK]
-            samples = list(line_samples(chunk, config, detector))
+            samples = list(line_samples(chunk, config, detector, capture))
             kept = [(s, encode(s.text)) for s in samples]
             kept = [(s, lab) for s, lab in kept if lab]
             for f, (_, lab) in zip(head.features([s.crop for s, _ in kept]), kept):
@@ -64,6 +71,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--dev", type=Path, required=True)
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--work", type=Path, required=True, help="feature cache and checkpoint (kept outside git)")
+    p.add_argument("--capture", choices=[c for c in CAPTURES if c != "scan"], default="fax",
+                   help="the pages whose lines are learnt")
     p.add_argument("--base", default="ppocrv4_rec", help="registry key of the recognizer whose head is re-fitted")
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--lr", type=float, default=1e-3)
@@ -84,8 +93,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     head = HeadModel(base.directory)
     init = head.weights()
-    train_f, train_l = _features("train", args.train, args.work, head, encode, args.limit_pages)
-    dev_f, dev_l = _features("dev", args.dev, args.work, head, encode, 0)
+    train_f, train_l = _features("train", args.train, args.work, head, encode, args.limit_pages, args.capture)
+    dev_f, dev_l = _features("dev", args.dev, args.work, head, encode, 0, args.capture)
     train_f = [f.astype(np.float32) for f in train_f]
     dev_f = [f.astype(np.float32) for f in dev_f]
     w0, b0 = (x.astype(np.float64) for x in init)
@@ -118,7 +127,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             (args.out / "ppocr_keys_v1.txt").write_text("".join(c + "\n" for c in base.characters), encoding="utf-8")
             (args.out / "training.json").write_text(json.dumps({
                 "commands": commands,
-                "base": args.base, "train_lines": len(train_f), "dev_lines": len(dev_f),
+                "base": args.base, "capture": args.capture, "train_lines": len(train_f), "dev_lines": len(dev_f),
                 "dev_cer_shipped_head": round(base_cer, 5), "history": history,
             }, indent=2) + "\n", encoding="utf-8")
             log.info("exported the head of epoch %d to %s", epoch + 1, args.out)

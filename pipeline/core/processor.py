@@ -17,7 +17,7 @@ from pipeline.core.gpu import stage_streams
 from pipeline.core.sources import DecodeError, load_pages
 from stages.contracts.config import DocpipeConfig
 from stages.contracts.result import build_result, error_result, page_json
-from stages.contracts.types import Page, Source, StageError, TextBox, TextLine, source_name
+from stages.contracts.types import Capture, Page, Source, StageError, TextBox, TextLine, source_name
 from stages.detection.detector import TextDetector
 from stages.normalize.mapback import fields_to_original, lines_to_original
 from stages.normalize.page import PageNormalizer
@@ -64,20 +64,25 @@ class DocumentProcessor:
         self.recognizer = TextRecognizer(config.recognition, config.predictor, ptr.get("recognize"))
         # field alphabets: their CTC probabilities are always kept with each line for constrained re-decoding
         self.recognizer.set_always_keep(FIELD_CHARSET)
-        self.reader = LineReader(self.recognizer, config.recognition.drop_score, self._fax_recognizer(ptr.get("recognize")))
+        self.reader = LineReader(self.recognizer, config.recognition.drop_score,
+                                 self._capture_recognizers(ptr.get("recognize")))
         # beside a schedule page, a bundle's letter and terms pages never supply a field
         self.extractor = RoleAwareFields(ExtractionStage(config, self.recognizer.chars))
 
-    def _fax_recognizer(self, stream: Optional[int]) -> Optional[TextRecognizer]:
+    def _capture_recognizers(self, stream: Optional[int]) -> dict[Capture, TextRecognizer]:
+        """The configured recognizers of faxes and photos (each sharing the main model's dictionary)."""
         rc = self.config.recognition
-        if rc.fax_model is None:
-            return None
-        fax = TextRecognizer(rc.model_copy(update={"model": rc.fax_model, "model_dir": rc.fax_model_dir, "dict_path": None}),
-                             self.config.predictor, stream)
-        if fax.chars != self.recognizer.chars:
-            raise ValueError(f"recognition.fax_model {rc.fax_model!r} must share the main model's dictionary")
-        fax.set_always_keep(FIELD_CHARSET)
-        return fax
+        out: dict[Capture, TextRecognizer] = {}
+        for capture, key, model_dir in (("fax", rc.fax_model, rc.fax_model_dir), ("photo", rc.photo_model, rc.photo_model_dir)):
+            if key is None:
+                continue
+            rec = TextRecognizer(rc.model_copy(update={"model": key, "model_dir": model_dir, "dict_path": None}),
+                                 self.config.predictor, stream)
+            if rec.chars != self.recognizer.chars:
+                raise ValueError(f"recognition.{capture}_model {key!r} must share the main model's dictionary")
+            rec.set_always_keep(FIELD_CHARSET)
+            out[capture] = rec
+        return out
 
     def process_batch(self, sources: Sequence[Source], names: Optional[Sequence[str]] = None) -> list[dict[str, Any]]:
         """The flow. Detection and recognition run on the whole batch; if one of them raises for the batch,
@@ -137,7 +142,7 @@ class DocumentProcessor:
 
     def recognize(self, docs: list[DocumentState]) -> None:
         live = [d for d in docs if d.error is None]
-        pages = [PageBoxes(p.image, boxes, id(d), p.second_look, p.binarised) for d in live for p, boxes in zip(d.pages, d.boxes)]
+        pages = [PageBoxes(p.image, boxes, id(d), p.second_look, p.capture) for d in live for p, boxes in zip(d.pages, d.boxes)]
         if not any(p.boxes for p in pages):
             for doc in live:
                 doc.lines = [[] for _ in doc.pages]

@@ -98,6 +98,9 @@ class RecognitionConfig(_Strict):
     # models/recognizer/train.py; null = the main model reads them too (docs/real_world_pages.md)
     fax_model: Optional[str] = "ppocrv4_rec_fax"
     fax_model_dir: Optional[Path] = None
+    # the recognizer for photographed sheets (rectified from their outline), made the same way on photo lines
+    photo_model: Optional[str] = "ppocrv4_rec_photo"
+    photo_model_dir: Optional[Path] = None
 
     @field_validator("model")
     @classmethod
@@ -105,9 +108,9 @@ class RecognitionConfig(_Strict):
         check_model_key(v, "rec")
         return v
 
-    @field_validator("fax_model")
+    @field_validator("fax_model", "photo_model")
     @classmethod
-    def _known_fax_rec(cls, v: Optional[str]) -> Optional[str]:
+    def _known_capture_rec(cls, v: Optional[str]) -> Optional[str]:
         if v is not None:
             check_model_key(v, "rec")
         return v

@@ -72,6 +72,11 @@ MODELS: dict[str, ModelSpec] = {
         "ppocrv4_rec_fax", "rec", "models", "trained by models/recognizer/train.py", "weights/rec_fax",
         dict_file="weights/rec_fax/ppocr_keys_v1.txt", bf16_ok=True,
     ),
+    # PP-OCRv4 rec with its CTC head re-fitted on lines of photographed sheets (rectified), made the same way
+    "ppocrv4_rec_photo": ModelSpec(
+        "ppocrv4_rec_photo", "rec", "models", "trained by models/recognizer/train.py --capture photo", "weights/rec_photo",
+        dict_file="weights/rec_photo/ppocr_keys_v1.txt", bf16_ok=True,
+    ),
     "docpipe_extractor": ModelSpec(
         "docpipe_extractor", "extract", "models", "trained by models/extractor/train.py", "weights/extractor"
     ),

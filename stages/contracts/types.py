@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Union
+from typing import Literal, Optional, Union
 
 import numpy as np
 
@@ -71,6 +71,12 @@ def _apply_h(matrix: np.ndarray, pts: np.ndarray) -> np.ndarray:
     return out.reshape(p.shape).astype(np.float32)
 
 
+# how a page was captured, as page normalization found it: a scan as given, a binarised fax, a photographed sheet
+# (rectified from its outline). Recognition may read each capture with its own recognizer.
+Capture = Literal["scan", "fax", "photo"]
+CAPTURES: tuple[Capture, ...] = ("scan", "fax", "photo")
+
+
 @dataclass(frozen=True)
 class Page:
     """One decoded page: HxWx3 uint8 BGR. ``transform`` is set when ``image`` is a normalized (rotated or
@@ -84,7 +90,7 @@ class Page:
     # a second rendering of the same pixels (same size and geometry), e.g. a fax resampled another way;
     # recognition reads each line from both and keeps the surer reading
     second_look: Optional[np.ndarray] = None
-    binarised: bool = False  # a bilevel page (a fax): read by the fax recognizer when one is configured
+    capture: Capture = "scan"  # set by page normalization; faxes and photos may have their own recognizer
 
     @property
     def width(self) -> int:

@@ -149,7 +149,7 @@ def rectify(page: Page, quad: Quad, flatten: bool) -> Page:
         warped = flatten_light(warped)
     h, w = page.image.shape[:2]
     base = page.transform or PageTransform.identity(w, h)
-    return Page(page.index, warped, page.source, base.then(m, perspective=True))
+    return Page(page.index, warped, page.source, base.then(m, perspective=True), capture="photo")
 
 
 def normalize_boundary(page: Page, cfg: NormalizeConfig) -> Page:

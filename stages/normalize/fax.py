@@ -57,7 +57,7 @@ def normalize_fax(page: Page, cfg: NormalizeConfig) -> Page:
     image = _render(page.image, (nw, nh), False, cfg.fax_blur)
     second = _render(page.image, (nw, nh), True, cfg.fax_blur) if cfg.fax_second_look else None
     m = np.diag([nw / w, nh / h, 1.0])
-    return Page(page.index, image, page.source, PageTransform.identity(w, h).then(m), second, binarised=True)
+    return Page(page.index, image, page.source, PageTransform.identity(w, h).then(m), second, capture="fax")
 
 
 def _render(image: np.ndarray, size: tuple[int, int], despeckled: bool, blur: float) -> np.ndarray:

@@ -69,7 +69,7 @@ def rotate_page(page: Page, rotation: int) -> Page:
     image = np.ascontiguousarray(np.rot90(page.image, k=-(rotation // 90)))
     second = None if page.second_look is None else np.ascontiguousarray(np.rot90(page.second_look, k=-(rotation // 90)))
     return Page(page.index, image, page.source, base.then(rotation_matrix(rotation, w, h), rotation=rotation), second,
-                page.binarised)
+                page.capture)
 
 
 def decide_rotation(tall: int, wide: int, flip_prob: float, cfg: NormalizeConfig) -> int:

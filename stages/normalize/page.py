@@ -24,6 +24,13 @@ class Normalized:
     detect_ms: float  # the first detection of every page
 
 
+def normalize_capture(page: Page, cfg: NormalizeConfig) -> Page:
+    """A photographed sheet rectified (capture "photo"), a binarised page resampled ("fax"), else as given."""
+    if cfg.boundary:
+        page = normalize_boundary(page, cfg)
+    return normalize_fax(page, cfg)
+
+
 class PageNormalizer:
     def __init__(self, cfg: NormalizeConfig, rec_cfg: RecognitionConfig, predictor_cfg: PredictorConfig):
         self.cfg = cfg
@@ -34,9 +41,7 @@ class PageNormalizer:
         out = []
         for page in pages:
             try:
-                if self.cfg.boundary:
-                    page = normalize_boundary(page, self.cfg)
-                page = normalize_fax(page, self.cfg)
+                page = normalize_capture(page, self.cfg)
             except Exception as exc:  # per page: a failed step leaves the page as it was
                 log.warning("page normalization failed on page %d: %s", page.index, exc)
             out.append(page)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Hashable, Optional, Sequence
+from typing import Hashable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from stages.contracts.types import Recognized, StageError, TextBox, TextLine
+from stages.contracts.types import Capture, Recognized, StageError, TextBox, TextLine
 from stages.recognition.crop import crop_quad
 from stages.recognition.recognizer import TextRecognizer
 
@@ -20,14 +20,17 @@ class PageBoxes:
     boxes: Sequence[TextBox]
     group: Hashable
     second_look: Optional[np.ndarray] = None  # same geometry as ``image``; each line is read from both
-    binarised: bool = False  # a fax page: read by the reader's fax recognizer when it has one
+    capture: Capture = "scan"  # read by the reader's recognizer for this capture when it has one
 
 
 class LineReader:
-    def __init__(self, recognizer: TextRecognizer, drop_score: float, fax_recognizer: Optional[TextRecognizer] = None):
+    """``recognizer`` reads every page whose capture has no recognizer of its own in ``by_capture``."""
+
+    def __init__(self, recognizer: TextRecognizer, drop_score: float,
+                 by_capture: Optional[Mapping[Capture, TextRecognizer]] = None):
         self.recognizer = recognizer
         self.drop_score = drop_score
-        self.fax_recognizer = fax_recognizer
+        self.by_capture = dict(by_capture or {})
 
     def read(self, pages: Sequence[PageBoxes]) -> list[list[TextLine] | StageError]:
         """The lines of each page, in box order; a page any of whose crops failed gets that error. A page with a
@@ -63,16 +66,14 @@ class LineReader:
         return out
 
     def _recognize(self, crops: list[np.ndarray], owners: list[PageBoxes]) -> list[Recognized | StageError]:
-        """Each crop (of the page beside it) read by the fax recognizer when its page is binarised (and there is
-        one), else by the main recognizer; N crops in, N results out, in order."""
-        fax = [p.binarised and self.fax_recognizer is not None for p in owners]
+        """Each crop (of the page beside it) read by the recognizer of its page's capture when there is one, else by
+        the main recognizer; N crops in, N results out, in order."""
+        readers = [self.by_capture.get(p.capture, self.recognizer) for p in owners]
         out: list[Recognized | StageError] = [StageError("recognize", "Internal", "not run")] * len(crops)
-        for reader, want in ((self.recognizer, False), (self.fax_recognizer, True)):
-            idx = [i for i, f in enumerate(fax) if f == want]
-            if idx:
-                for i, res in zip(idx, reader.recognize_batch([crops[i] for i in idx],
-                                                              groups=[owners[i].group for i in idx])):
-                    out[i] = res
+        for reader in {id(r): r for r in readers}.values():
+            idx = [i for i, r in enumerate(readers) if r is reader]
+            for i, res in zip(idx, reader.recognize_batch([crops[i] for i in idx], groups=[owners[i].group for i in idx])):
+                out[i] = res
         return out
 
 

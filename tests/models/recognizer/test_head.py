@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from models.recognizer.lines import _Char, box_text
+from models.recognizer.lines import _Char, box_text, ink_centre
 from stages.contracts.types import TextBox
 
 _CHILD = textwrap.dedent('''
@@ -69,3 +69,12 @@ def test_box_text_takes_one_unbroken_run_of_one_line() -> None:
     assert box_text(box(0, 65, 0, 20), chars) == "投保人张三"
     assert box_text(box(0, 65, 0, 50), chars) is None  # two lines
     assert box_text(box(200, 300, 0, 20), chars) is None  # nothing inside
+
+
+def test_a_closing_bracket_is_inside_a_box_that_holds_its_ink_but_not_its_cell_centre() -> None:
+    cells = [(i * 10.0, 0.0, i * 10.0 + 10.0, 10.0) for i in range(4)]
+    chars = [_Char(0, i, c, ink_centre(c, *cell)) for i, (c, cell) in enumerate(zip("（甲版）", cells))]
+    poly = np.array([[6, 0], [34, 0], [34, 10], [6, 10]], np.float32)  # from the opening's ink to the closing's
+    assert box_text(TextBox(poly, 1.0), chars) == "（甲版）"
+    plain = [_Char(0, i, c, ((cell[0] + cell[2]) / 2, 5.0)) for i, (c, cell) in enumerate(zip("（甲版）", cells))]
+    assert box_text(TextBox(poly, 1.0), plain) == "甲版"  # by cell centres both brackets were lost

@@ -46,7 +46,7 @@ def _faxed_crops(scale: float, threshold: int, vertical: float) -> list[np.ndarr
     small = cv2.resize(page, None, fx=scale, fy=scale * vertical, interpolation=cv2.INTER_AREA)
     bilevel = np.where(small < threshold, 0, 255).astype(np.uint8)
     faxed = normalize_fax(Page(0, bilevel), NormalizeConfig())
-    assert faxed.binarised
+    assert faxed.capture == "fax"
     crops = []
     for i in range(len(_LINES)):
         y0, y1 = (int((20 + i * line_h + d) * scale * vertical) for d in (-8, 40))

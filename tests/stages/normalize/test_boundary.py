@@ -27,6 +27,7 @@ def test_flat_scans_are_not_cropped(path) -> None:
     page = Page(0, image)
     assert find_page(image, CFG) is None
     assert normalize_boundary(page, CFG) is page
+    assert page.capture == "scan"
 
 
 def test_a_ruled_table_and_a_skewed_scan_with_a_dark_border_are_not_cropped() -> None:
@@ -60,6 +61,7 @@ def test_photographed_sheet_is_found_and_polygons_map_back(photos) -> None:
         page = normalize_boundary(Page(0, image), CFG)
         t = page.transform
         assert t is not None and t.perspective and t.rotation == 0 and t.original_size == (image.shape[1], image.shape[0])
+        assert page.capture == "photo"  # read by the photo recognizer when one is configured
         # the rectified page is about the sheet's size, and each ground-truth line, carried into the rectified page
         # and back, lands where it was in the photo
         for ln in truth["lines"]:

@@ -63,7 +63,7 @@ def test_a_failed_crop_is_the_pages_error_even_with_a_second_look() -> None:
     assert isinstance(page, StageError)
 
 
-def test_binarised_pages_are_read_by_the_fax_recognizer() -> None:
+def test_each_capture_is_read_by_its_own_recognizer() -> None:
     class _Named(_ByBrightness):
         def __init__(self, name: str) -> None:
             super().__init__()
@@ -74,12 +74,16 @@ def test_binarised_pages_are_read_by_the_fax_recognizer() -> None:
             return [Recognized(f"{self.name}:{r.text}", r.score, r.char_probs, r.char_frames, r.num_frames)
                     for r in res]
 
-    main, fax = _Named("main"), _Named("fax")
+    main, fax, photo = _Named("main"), _Named("fax"), _Named("photo")
     img = np.full((10, 100, 3), 10, np.uint8)
-    pages = [PageBoxes(img, [_box(0)], 1), PageBoxes(img, [_box(0), _box(50)], 2, binarised=True),
-             PageBoxes(img, [_box(0)], 3)]
-    out = LineReader(main, 0.0, fax_recognizer=fax).read(pages)
-    assert [[ln.text for ln in p] for p in out] == [["main:dark"], ["fax:dark", "fax:dark"], ["main:dark"]]
-    assert main.calls == [2] and fax.calls == [2]
-    alone = LineReader(_Named("main"), 0.0).read(pages)  # no fax recognizer: the main one reads every page
-    assert [[ln.text for ln in p] for p in alone] == [["main:dark"], ["main:dark", "main:dark"], ["main:dark"]]
+    pages = [PageBoxes(img, [_box(0)], 1), PageBoxes(img, [_box(0), _box(50)], 2, capture="fax"),
+             PageBoxes(img, [_box(0)], 3), PageBoxes(img, [_box(0)], 4, capture="photo")]
+    out = LineReader(main, 0.0, {"fax": fax, "photo": photo}).read(pages)
+    assert [[ln.text for ln in p] for p in out] == [["main:dark"], ["fax:dark", "fax:dark"], ["main:dark"],
+                                                    ["photo:dark"]]
+    assert main.calls == [2] and fax.calls == [2] and photo.calls == [1]
+    no_photo = LineReader(_Named("main"), 0.0, {"fax": fax}).read(pages)  # photos without their own: the main one
+    assert [[ln.text for ln in p] for p in no_photo][3] == ["main:dark"]
+    alone = LineReader(_Named("main"), 0.0).read(pages)  # no capture recognizers: the main one reads every page
+    assert [[ln.text for ln in p] for p in alone] == [["main:dark"], ["main:dark", "main:dark"], ["main:dark"],
+                                                      ["main:dark"]]

@@ -1,9 +1,9 @@
-"""What the fax recognizer costs: s/page on fax pages and resident memory, with it and without (same run).
+"""What a capture's recognizer costs: s/page on its pages and resident memory, with it and without (same run).
 
-    python scripts/fax_recognizer_cost.py DIR [--pages 8] [--rounds 3]
+    python scripts/capture_recognizer_cost.py DIR [--capture fax|photo] [--pages 8] [--rounds 3]
 
-DIR holds pages (``docpipe synth … --variants fax``). The two processors (``recognition.fax_model`` as shipped,
-and null) read the same pages in interleaved rounds; each round times ``process_batch`` over every page one at a
+DIR holds pages (``docpipe synth … --variants fax`` or ``photo``). The two processors
+(``recognition.<capture>_model`` as shipped, and null) read the same pages in interleaved rounds; each round times ``process_batch`` over every page one at a
 time. Memory: each configuration is built alone in a fresh subprocess and its resident memory after reading one
 page is reported (Linux). Nothing is asserted; the medians and their ratio are printed."""
 from __future__ import annotations
@@ -31,6 +31,7 @@ print(rss_mb())
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("dir", type=Path)
+    p.add_argument("--capture", choices=("fax", "photo"), default="fax")
     p.add_argument("--pages", type=int, default=8)
     p.add_argument("--rounds", type=int, default=3)
     args = p.parse_args()
@@ -38,8 +39,8 @@ def main() -> int:
     from pipeline.core.processor import DocumentProcessor
     from stages.contracts.config import DocpipeConfig
 
-    pages = [str(x) for x in sorted(args.dir.glob("*.png"))[: args.pages]]
-    configs = {"fax recognizer": {}, "main recognizer only": {"recognition": {"fax_model": None}}}
+    pages = [str(x) for x in sorted(args.dir.iterdir()) if x.suffix in (".png", ".jpg")][: args.pages]
+    configs = {f"{args.capture} recognizer": {}, "main recognizer only": {"recognition": {f"{args.capture}_model": None}}}
     procs = {name: DocumentProcessor(DocpipeConfig.model_validate(c)) for name, c in configs.items()}
     times: dict[str, list[float]] = {name: [] for name in procs}
     for name, proc in procs.items():  # warm-up: oneDNN kernels for these shapes
