@@ -17,6 +17,7 @@ from stages.extraction.rules.lines import (
     points_of,
     prepare_line,
     split_at_gaps,
+    split_glued_label,
     wraps_onto,
 )
 from stages.extraction.rules.occurrences import LabelHit, find_label_hits
@@ -40,7 +41,8 @@ class PreparedDocument:
         boxes: list[LineBox] = []
         self.source: list[int] = []  # box index -> index of the input line it came from
         for i, (src, p) in enumerate(zip(lines, pages)):
-            for part in split_at_gaps(prepare_line(i, src, skew[p])):
+            for part in (piece for gap_part in split_at_gaps(prepare_line(i, src, skew[p]))
+                         for piece in split_glued_label(gap_part, lexicon.pattern)):
                 self.source.append(i)
                 boxes.append(replace(part, index=len(boxes)))
         self.lines, dead = merge_wrapped_labels(boxes, lexicon.pattern)

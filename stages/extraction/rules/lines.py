@@ -81,25 +81,42 @@ def split_at_gaps(line: LineBox) -> list[LineBox]:
     cuts = [m.span() for m in _GAP_RE.finditer(line.norm)]
     if not cuts or not line.comp:
         return [line]
-    n = len(line.norm)
     bounds, start = [], 0
     for a, b in cuts:
         bounds.append((start, a))
         start = b
-    bounds.append((start, n))
-    parts = []
-    for a, b in bounds:
-        seg = line.norm[a:b]
-        if not seg.strip():
-            continue
-        r0 = line.norm_to_raw[a]
-        comp_to_norm = tuple(i - a for i in line.comp_to_norm if a <= i < b)
-        x0 = line.x0 + (line.x1 - line.x0) * a / n
-        x1 = line.x0 + (line.x1 - line.x0) * b / n
-        parts.append(LineBox(line.index, line.page, line.raw[r0: line.norm_to_raw[b - 1] + 1], seg,
-                             tuple(k - r0 for k in line.norm_to_raw[a:b]), "".join(seg[i] for i in comp_to_norm),
-                             comp_to_norm, x0, line.y0, x1, line.y1))
-    return parts
+    bounds.append((start, len(line.norm)))
+    return [_slice(line, a, b) for a, b in bounds if line.norm[a:b].strip()]
+
+
+# a run of digits and Latin letters (a policy number, an ID, a date) right before a label glued to it
+_GLUED_VALUE_RE = re.compile(r"[0-9A-Za-z][0-9A-Za-z\-/.]{3,}$")
+
+
+def split_glued_label(line: LineBox, label_pattern: re.Pattern) -> list[LineBox]:
+    """A box holding a number-like value with a known label glued after it and nothing but punctuation after the
+    label (``84929094685751959签单时间``: two table cells the detector read as one) as two boxes, so the label
+    is a label cell whose value is the next box."""
+    comp = line.comp
+    for m in label_pattern.finditer(comp):
+        rest = comp[m.end():]
+        if _GLUED_VALUE_RE.search(comp, 0, m.start()) and all(ch in PUNCT or ch in LEADER_CHARS for ch in rest):
+            cut = line.comp_to_norm[m.start()]
+            return [_slice(line, 0, cut), _slice(line, cut, len(line.norm))]
+    return [line]
+
+
+def _slice(line: LineBox, a: int, b: int) -> LineBox:
+    """NFKC span ``[a, b)`` of ``line`` as a box of its own, its x range in proportion to its characters."""
+    n = len(line.norm)
+    seg = line.norm[a:b]
+    r0 = line.norm_to_raw[a]
+    comp_to_norm = tuple(i - a for i in line.comp_to_norm if a <= i < b)
+    x0 = line.x0 + (line.x1 - line.x0) * a / n
+    x1 = line.x0 + (line.x1 - line.x0) * b / n
+    return LineBox(line.index, line.page, line.raw[r0: line.norm_to_raw[b - 1] + 1], seg,
+                   tuple(k - r0 for k in line.norm_to_raw[a:b]), "".join(seg[i] for i in comp_to_norm),
+                   comp_to_norm, x0, line.y0, x1, line.y1)
 
 
 def raw_text(line: LineBox, n0: int, n1: int) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from stages.extraction.rules import OcrLine, extract_rules
-from tests.stages.extraction.rules.helpers import EXPECTED, INS_ID, PH_ID, TODAY, rotate, rows, values
+from tests.stages.extraction.rules.helpers import EXPECTED, INS_ID, PH_ID, TODAY, box, rotate, rows, values
 
 
 @pytest.mark.parametrize("degrees", [-3.0, 2.5])
@@ -48,3 +48,27 @@ def test_boxes_merged_by_ocr_are_split_at_wide_gaps() -> None:
     assert got["effective_date"] == "2026-01-01"
     m = extract_rules(lines, TODAY)["premium"]
     assert m is not None and m.line_indices == (1,) and m.text == "¥5,230.50"
+
+
+def test_a_label_glued_after_a_number_is_a_label_cell_of_its_own() -> None:
+    # two table cells the detector read as one box: the number's cell and the next label's
+    got = values(rows(("保单号", "84929094685751959签单时间", "2025.01.27"), ("姓名", "袁宇")))
+    assert got["policy_number"] == "84929094685751959" and got["issue_date"] == "2025-01-27"
+
+
+
+@pytest.mark.parametrize("text, parts", [
+    ("84929094685751959签单时间", ["84929094685751959", "签单时间"]),
+    ("2025.01.27投保人:", ["2025.01.27", "投保人:"]),
+    ("AB1投保人", ["AB1投保人"]),  # a short code: not a value of its own
+    ("投保人身份证号", ["投保人身份证号"]),  # labels after a word, not after a number
+    ("84929094685751959签单时间2025", ["84929094685751959签单时间2025"]),  # the label's value follows it
+])
+def test_split_glued_label(text: str, parts: list[str]) -> None:
+    from stages.extraction.rules.lexicon import FULL_LEXICON
+    from stages.extraction.rules.lines import prepare_line, split_glued_label
+
+    line = prepare_line(0, box(text, 0, 0), 0.0)
+    got = split_glued_label(line, FULL_LEXICON.pattern)
+    assert [p.comp for p in got] == parts
+    assert got[0].x0 == line.x0 and got[-1].x1 == line.x1
