@@ -213,8 +213,9 @@ def wraps_onto(line: LineBox, live: Sequence[LineBox], right_edge: Mapping[int, 
     nxt = min(below, key=lambda ln: ln.y0)
     if joiner:
         return nxt
-    # wrapped: the next line's first phrase would not have fitted after this line's end
+    # wrapped: the next line's first phrase would not have fitted after this line's end, with a character to spare
+    # (a ragged right edge: a line breaks before a character that would just have fitted, e.g. ``804`` / ``室，``)
     char_w = max((line.x1 - line.x0) / len(line.comp), 0.8 * line.height)
     first = re.split(r"[,;。、!?]", nxt.comp, maxsplit=1)[0] or nxt.comp
-    fits = line.x1 + min(len(first), 40) * char_w <= right_edge[line.page]
+    fits = line.x1 + (min(len(first), 40) + 1) * char_w <= right_edge[line.page]
     return None if fits else nxt

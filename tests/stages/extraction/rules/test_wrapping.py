@@ -48,3 +48,13 @@ def test_an_address_wrapped_inside_its_cell_keeps_its_tail() -> None:
     got = values(lines)
     assert got["policyholder_address"] == "安徽省合肥市蜀山区湖滨东路297号翠苑小区27栋2单元404室"
     assert got["policyholder_name"] == "张三"
+
+
+def test_a_paragraph_line_ending_one_character_short_of_the_edge_still_wraps() -> None:
+    # a ragged right edge: the line broke before 室, which would just have fitted
+    address = "投保人通讯地址：山东省济南市历下区东风东路428号6栋1单元804"
+    first = "兹据投保人蒋敏莉（证件号码：320506195607270801），以张嘉红为被保险人"
+    lines = [box(first, 60, 300, char_w=24 * (len(address) + 1) / len(first)),  # the text's right edge
+             box(address, 60, 340),
+             box("室，手机号码：13479823837。", 60, 380)]
+    assert values(lines)["policyholder_address"] == "山东省济南市历下区东风东路428号6栋1单元804室"
