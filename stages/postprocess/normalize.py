@@ -18,6 +18,7 @@ from typing import Optional
 
 ISSUE_EMPTY = "empty_value"
 ISSUE_DATE = "unparseable_date"
+ISSUE_YEAR_RESTORED = "year_digit_restored"  # a 〇 the recognizer dropped from a Chinese year was put back
 ISSUE_AMOUNT = "unparseable_amount"
 ISSUE_AMOUNT_MISMATCH = "amount_mismatch"
 ISSUE_ID_FORMAT = "id_format"
@@ -91,7 +92,9 @@ _CN_D = "[〇○零一二三四五六七八九]"
 # horizontal stroke) as a dash or a dot (二〇·九年, 二〇-九年); between Chinese digits of a year those mean 一
 _ONE_AS_STROKE = "-—–_·"
 _CN_YEAR_D = f"[〇○零一二三四五六七八九0-9{_ONE_AS_STROKE}]"
-_CN_YEAR = rf"(?:{_CN_YEAR_D}\s*){{3}}{_CN_YEAR_D}"
+# the thin circle 〇 is also dropped outright (二一八年 for 二〇一八年): three Chinese digits from 二, not after a digit
+_CN_YEAR_SHORT = r"(?<![〇○零一二三四五六七八九0-9])二\s*[一二三四五六七八九]\s*[〇○零一二三四五六七八九]"
+_CN_YEAR = rf"(?:{_CN_YEAR_D}\s*){{3}}{_CN_YEAR_D}|{_CN_YEAR_SHORT}"
 _CN_MONTH = r"元|十\s*[一二]?|[一二三四五六七八九]"
 _CN_DAY = r"[二三]?\s*十\s*[一二三四五六七八九]?|[一二三四五六七八九]"
 _CN_DATE = rf"(?P<cy>{_CN_YEAR})\s*年\s*(?P<cm>{_CN_MONTH})\s*月\s*(?P<cd>{_CN_DAY})\s*[日号]"
@@ -135,31 +138,40 @@ def parse_date(text: str) -> Optional[date]:
 
     Whitespace inside numbers (``20 26年``) is tolerated only when the text has no date otherwise.
     """
+    return _parse_date(text)[0]
+
+
+def _parse_date(text: str) -> tuple[Optional[date], bool]:
+    """:func:`parse_date`, and whether a dropped 〇 was put back into a three-digit Chinese year (二一八 -> 2018)."""
     spaced = nfkc(text).translate(_DATE_CONFUSABLES)
     s = _WS_RE.sub("", spaced)
     m = _DATE_RE.search(spaced) or _DATE_RE.search(s)
     if m is None:
         c = _COMPACT_DATE_RE.match(s)
         if c is None:
-            return None
-        return _make_date(int(c["y"]), int(c["m"]), int(c["d"]))
+            return None, False
+        return _make_date(int(c["y"]), int(c["m"]), int(c["d"])), False
     if m["y"] is not None:
-        return _make_date(int(m["y"]), int(m["m"]), int(m["d"]))
+        return _make_date(int(m["y"]), int(m["m"]), int(m["d"])), False
     cy = _WS_RE.sub("", m["cy"])
     if any(ch in _ONE_AS_STROKE for ch in cy) and (not any(ch in _CN_DATE_DIGITS for ch in cy) or cy[0] in _ONE_AS_STROKE):
-        return None  # a dash stands for 一 only among Chinese digits, never first
+        return None, False  # a dash stands for 一 only among Chinese digits, never first
+    restored = len(cy) == 3
+    if restored:
+        cy = cy[0] + "〇" + cy[1:]
     year = int("".join(ch if ch.isdigit() else "1" if ch in _ONE_AS_STROKE else str(_CN_DATE_DIGITS[ch]) for ch in cy))
-    return _make_date(year, _cn_small_number(m["cm"]), _cn_small_number(m["cd"]))
+    return _make_date(year, _cn_small_number(m["cm"]), _cn_small_number(m["cd"])), restored
 
 
 def normalize_date(text: str) -> Normalized:
-    """``2026年1月1日零时起`` / ``2026/1/1`` / ``二〇二六年元月十五日`` ... -> ``2026-01-01`` (the printed date)."""
+    """``2026年1月1日零时起`` / ``2026/1/1`` / ``二〇二六年元月十五日`` ... -> ``2026-01-01`` (the printed date). A year
+    whose dropped 〇 was put back keeps the issue ``year_digit_restored``, so a person looks at it."""
     if not compact(text):
         return Normalized(None, (ISSUE_EMPTY,))
-    d = parse_date(text)
+    d, restored = _parse_date(text)
     if d is None:
         return Normalized(None, (ISSUE_DATE,))
-    return Normalized(d.isoformat())
+    return Normalized(d.isoformat(), (ISSUE_YEAR_RESTORED,) if restored else ())
 
 
 # ---------------------------------------------------------------------------------------------------------------------

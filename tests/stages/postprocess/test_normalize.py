@@ -16,6 +16,7 @@ from stages.postprocess.normalize import (
     ISSUE_ID_CHECKSUM,
     ISSUE_ID_FORMAT,
     ISSUE_PHONE,
+    ISSUE_YEAR_RESTORED,
     Normalized,
     date_spans,
     fix_digit_lookalikes,
@@ -98,6 +99,21 @@ def test_empty_date() -> None:
 
 def test_date_takes_first_of_period() -> None:
     assert normalize_date("自2026年1月1日零时起至2027年1月1日二十四时止").value == "2026-01-01"
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("二一八年四月四日", "2018-04-04"),
+    ("至二四八年三月二十二日二十四时", "2048-03-22"),
+    ("二一〇年五月一日", "2010-05-01"),  # the first of two 〇 dropped
+])
+def test_a_dropped_circle_is_put_back_into_a_chinese_year_and_flagged(text: str, expected: str) -> None:
+    n = normalize_date(text)
+    assert n == Normalized(expected, (ISSUE_YEAR_RESTORED,)) and not n.valid  # a person checks a restored year
+
+
+@pytest.mark.parametrize("text", ["三一八年四月四日", "十二四八年三月", "二〇八年四月四日"])  # not 2xxx, or ambiguous
+def test_other_three_digit_years_stay_unparsed(text: str) -> None:
+    assert normalize_date(text) == Normalized(None, (ISSUE_DATE,))
 
 
 def test_date_spans_index_into_text() -> None:
