@@ -176,14 +176,32 @@ def _label_tail(head: LineBox, lines: Sequence[LineBox], labels: re.Pattern) -> 
     return None
 
 
+def _spaced_tail(head: LineBox, lines: Sequence[LineBox], labels: re.Pattern) -> Optional[LineBox]:
+    """The second half of a letter-spaced label (``保    额``, ``姓   名``) that the detector read as two boxes: a box
+    of one or two characters just right of ``head`` (one or two characters) on its row, the two together a label."""
+    h = head.height
+    if not 0 < len(head.comp) <= 2 or not CJK_RE.match(head.comp):
+        return None
+    for b in lines:
+        if (b is head or b.page != head.page or not 0 < len(b.comp.rstrip(LEADER_CHARS)) <= 2
+                or not -0.5 * h <= b.x0 - head.x1 <= 3 * h or abs(b.cy - head.cy) > 0.3 * h):
+            continue
+        joined = (head.comp + b.comp).rstrip(LEADER_CHARS)
+        if labels.fullmatch(joined):
+            return b
+    return None
+
+
 def merge_wrapped_labels(lines: list[LineBox], labels: re.Pattern) -> tuple[list[LineBox], set[int]]:
-    """Join each wrapped label tail (a label of the ``labels`` pattern) to its head line; returns the lines (heads replaced) and the absorbed indices."""
+    """Join each wrapped label tail, and each second half of a letter-spaced label (a label of the ``labels`` pattern),
+    to its head line; returns the lines (heads replaced) and the absorbed indices."""
     out = list(lines)
     dead: set[int] = set()
     for head in lines:
         if head.index in dead:
             continue
-        tail = _label_tail(head, [ln for ln in lines if ln.index not in dead], labels)
+        live = [ln for ln in lines if ln.index not in dead]
+        tail = _label_tail(head, live, labels) or _spaced_tail(head, live, labels)
         if tail is None:
             continue
         dead.add(tail.index)

@@ -72,3 +72,13 @@ def test_split_glued_label(text: str, parts: list[str]) -> None:
     got = split_glued_label(line, FULL_LEXICON.pattern)
     assert [p.comp for p in got] == parts
     assert got[0].x0 == line.x0 and got[-1].x1 == line.x1
+
+
+def test_a_letter_spaced_label_read_as_two_boxes_is_one_label() -> None:
+    # a column table whose header 保  额 the detector split in two (the halves may even overlap a little)
+    header = [box("险种名称", 70, 917), box("保", 360, 919), box("额", 376, 917), box("年交保险费", 643, 916)]
+    cells = [box("安心重大疾病保险", 73, 949), box("3000000.00元", 358, 947), box("¥75,311.00", 644, 951)]
+    got = values(header + cells)
+    assert got["sum_insured"] == "3000000.00" and got["premium"] == "75311.00"
+    # two one-character boxes that make no label stay apart
+    assert values([box("张", 60, 100), box("三", 90, 100)])["policyholder_name"] is None
