@@ -102,13 +102,16 @@ def _joined_candidate(doc: PreparedDocument, j: JoinedText, key: str, s: int, e:
 
 
 def _split_label_candidates(doc: PreparedDocument, j: JoinedText) -> list[RuleCandidate]:
-    """Labels broken across the lines of a wrapped paragraph (``…，保`` / ``险金额为人民币…``)."""
+    """Labels broken across the lines of a wrapped paragraph (``…，保`` / ``险金额为人民币…``), and field labels that
+    end a paragraph line whose next line opens with their value (``…本保险单签发日期`` / ``为2019/4/12。…``)."""
     out: list[RuleCandidate] = []
     matches = list(doc.lexicon.pattern.finditer(j.text))
     for n, m in enumerate(matches):
         s, e = m.span()
         label = doc.lexicon.labels[m.group()]
-        if j.line_of[s] == j.line_of[e - 1] or label.kind not in ("field", "period", "attr"):
+        split = j.line_of[s] != j.line_of[e - 1]
+        ends_line = not split and e < len(j.text) and j.line_of[e] not in (j.line_of[s], -1)
+        if not (split or (ends_line and label.kind != "attr")) or label.kind not in ("field", "period", "attr"):
             continue
         value_start, separated = skip_connectors(j.text, e)
         if not separated and not (s > 0 and j.text[s - 1] in PUNCT):

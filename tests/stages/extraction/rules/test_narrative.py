@@ -40,6 +40,12 @@ def test_labels_and_values_broken_by_the_wrap() -> None:
     assert got["insured_name"] == "李小四"
 
 
+def test_a_label_that_ends_a_paragraph_line_takes_the_value_that_opens_the_next() -> None:
+    head = "兹有投保人张三（身份证号码：" + PH_ID + "），以李小四为被保险人，手机号码：138-1234-5678。本保险单签发日期"
+    lines = [box(head, 60, 300), box("为2019/4/12。本公司同意承保，特立此保险单为凭。", 60, 340)]
+    assert values(lines)["issue_date"] == "2019-04-12"
+
+
 def test_a_label_tail_at_a_line_start_is_not_a_label() -> None:
     text = ("兹有投保人张三（身份证号码：" + PH_ID + "），以李小四（证件号码：" + INS_ID + "）为被"
             "保险人，指定法定继承人为身故保险金受益人，向本公司投保《金福终身寿险（2024版）》。")
