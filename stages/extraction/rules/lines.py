@@ -225,7 +225,7 @@ def wraps_onto(line: LineBox, live: Sequence[LineBox], right_edge: Mapping[int, 
     if not joiner and len(line.comp) < 16:
         return None
     below = [ln for ln in live if ln.page == line.page and ln.y0 >= line.cy
-             and ln.y0 - line.y1 <= 0.7 * line.height and abs(ln.x0 - line.x0) <= 2 * line.height]
+             and ln.y0 - line.y1 <= 1.0 * line.height and abs(ln.x0 - line.x0) <= 2 * line.height]
     if not below:
         return None
     nxt = min(below, key=lambda ln: ln.y0)

@@ -74,3 +74,10 @@ def test_a_product_insured_with_a_named_company() -> None:
     got = values(paragraph("兹有投保人张三向瑞丰人寿保险股份有限公司投保安盈两全保险，保险金额为人民币拾万元整。"))
     assert got["product_name"] == "安盈两全保险"
     assert got["policyholder_name"] == "张三"
+
+
+def test_a_paragraph_with_wide_line_spacing_is_still_one_paragraph() -> None:
+    # boxes 30 px high, 56 px apart: a gap of 26 px between the lines (loose leading, or tight detector boxes)
+    first = "兹有投保人张三（身份证号码：" + PH_ID + "），以李小四为被保险人，身故受益人为法定，向本公司投保《"
+    lines = [box(first, 60, 300), box("安心少儿重大疾病保险》。保险金额为人民币贰拾万元整。", 60, 356)]
+    assert values(lines)["product_name"] == "安心少儿重大疾病保险"
