@@ -18,7 +18,7 @@ from typing import Optional
 
 ISSUE_EMPTY = "empty_value"
 ISSUE_DATE = "unparseable_date"
-ISSUE_YEAR_RESTORED = "year_digit_restored"  # a 〇 the recognizer dropped from a Chinese year was put back
+ISSUE_YEAR_RESTORED = "year_digit_restored"  # a 二 or 〇 the recognizer dropped from a Chinese year was put back
 ISSUE_AMOUNT = "unparseable_amount"
 ISSUE_AMOUNT_MISMATCH = "amount_mismatch"
 ISSUE_ID_FORMAT = "id_format"
@@ -92,8 +92,10 @@ _CN_D = "[〇○零一二三四五六七八九]"
 # horizontal stroke) as a dash or a dot (二〇·九年, 二〇-九年); between Chinese digits of a year those mean 一
 _ONE_AS_STROKE = "-—–_·"
 _CN_YEAR_D = f"[〇○零一二三四五六七八九0-9{_ONE_AS_STROKE}]"
-# the thin circle 〇 is also dropped outright (二一八年 for 二〇一八年): three Chinese digits from 二, not after a digit
-_CN_YEAR_SHORT = r"(?<![〇○零一二三四五六七八九0-9])二\s*[一二三四五六七八九]\s*[〇○零一二三四五六七八九]"
+# one of the leading 二〇 is also dropped outright -- the thin 〇 (二一八年 for 二〇一八年) or the 二 before it (〇一九年):
+# three Chinese digits that are not after a digit
+_CN_YEAR_SHORT = (r"(?<![〇○零一二三四五六七八九0-9])(?:二\s*[一二三四五六七八九]|[〇○零]\s*[〇○零一二三四五六七八九])"
+                  r"\s*[〇○零一二三四五六七八九]")
 _CN_YEAR = rf"(?:{_CN_YEAR_D}\s*){{3}}{_CN_YEAR_D}|{_CN_YEAR_SHORT}"
 _CN_MONTH = r"元|十\s*[一二]?|[一二三四五六七八九]"
 _CN_DAY = r"[二三]?\s*十\s*[一二三四五六七八九]?|[一二三四五六七八九]"
@@ -142,7 +144,8 @@ def parse_date(text: str) -> Optional[date]:
 
 
 def _parse_date(text: str) -> tuple[Optional[date], bool]:
-    """:func:`parse_date`, and whether a dropped 〇 was put back into a three-digit Chinese year (二一八 -> 2018)."""
+    """:func:`parse_date`, and whether a dropped digit was put back into a three-digit Chinese year (二一八, 〇一八 ->
+    2018)."""
     spaced = nfkc(text).translate(_DATE_CONFUSABLES)
     s = _WS_RE.sub("", spaced)
     m = _DATE_RE.search(spaced) or _DATE_RE.search(s)
@@ -158,14 +161,14 @@ def _parse_date(text: str) -> tuple[Optional[date], bool]:
         return None, False  # a dash stands for 一 only among Chinese digits, never first
     restored = len(cy) == 3
     if restored:
-        cy = cy[0] + "〇" + cy[1:]
+        cy = "二〇" + cy[1:]  # 二X Y and 〇X Y alike
     year = int("".join(ch if ch.isdigit() else "1" if ch in _ONE_AS_STROKE else str(_CN_DATE_DIGITS[ch]) for ch in cy))
     return _make_date(year, _cn_small_number(m["cm"]), _cn_small_number(m["cd"])), restored
 
 
 def normalize_date(text: str) -> Normalized:
     """``2026年1月1日零时起`` / ``2026/1/1`` / ``二〇二六年元月十五日`` ... -> ``2026-01-01`` (the printed date). A year
-    whose dropped 〇 was put back keeps the issue ``year_digit_restored``, so a person looks at it."""
+    whose dropped 〇 or 二 was put back keeps the issue ``year_digit_restored``, so a person looks at it."""
     if not compact(text):
         return Normalized(None, (ISSUE_EMPTY,))
     d, restored = _parse_date(text)

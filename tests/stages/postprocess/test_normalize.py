@@ -105,6 +105,7 @@ def test_date_takes_first_of_period() -> None:
     ("二一八年四月四日", "2018-04-04"),
     ("至二四八年三月二十二日二十四时", "2048-03-22"),
     ("二一〇年五月一日", "2010-05-01"),  # the first of two 〇 dropped
+    ("〇一九年十二月十九日", "2019-12-19"),  # the 二 dropped
 ])
 def test_a_dropped_circle_is_put_back_into_a_chinese_year_and_flagged(text: str, expected: str) -> None:
     n = normalize_date(text)
