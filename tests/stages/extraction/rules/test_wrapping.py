@@ -58,3 +58,11 @@ def test_a_paragraph_line_ending_one_character_short_of_the_edge_still_wraps() -
              box(address, 60, 340),
              box("室，手机号码：13479823837。", 60, 380)]
     assert values(lines)["policyholder_address"] == "山东省济南市历下区东风东路428号6栋1单元804室"
+
+
+def test_the_next_rows_value_under_a_role_word_and_an_unknown_label_is_not_a_continuation() -> None:
+    # a table: the address fills its cell; the next row's label is 投保人 + a label outside the lexicon, its value
+    # (an ID) sits right under the address, 0.8 line heights below
+    lines = [box("联系地址：", 94, 300), box("宁夏回族自治区银川市兴庆区迎宾中路973号", 319, 300),
+             box("投保人公民身份号码：", 94, 354), box("140105199801053022", 319, 354, char_w=12)]
+    assert values(lines)["policyholder_address"] == "宁夏回族自治区银川市兴庆区迎宾中路973号"
