@@ -224,8 +224,9 @@ def wraps_onto(line: LineBox, live: Sequence[LineBox], right_edge: Mapping[int, 
     joiner = joiners and line.comp.endswith(("至", "-", "~", "到", "—", "起", ":"))
     if not joiner and len(line.comp) < 16:
         return None
+    # about the same x; a paragraph's first line may be indented (two characters, 首行缩进) past the next one
     below = [ln for ln in live if ln.page == line.page and ln.y0 >= line.cy
-             and ln.y0 - line.y1 <= 1.0 * line.height and abs(ln.x0 - line.x0) <= 2 * line.height]
+             and ln.y0 - line.y1 <= 1.0 * line.height and -3 * line.height <= ln.x0 - line.x0 <= 2 * line.height]
     if not below:
         return None
     nxt = min(below, key=lambda ln: ln.y0)

@@ -81,3 +81,11 @@ def test_a_paragraph_with_wide_line_spacing_is_still_one_paragraph() -> None:
     first = "兹有投保人张三（身份证号码：" + PH_ID + "），以李小四为被保险人，身故受益人为法定，向本公司投保《"
     lines = [box(first, 60, 300), box("安心少儿重大疾病保险》。保险金额为人民币贰拾万元整。", 60, 356)]
     assert values(lines)["product_name"] == "安心少儿重大疾病保险"
+
+
+def test_a_paragraph_whose_first_line_is_indented_two_characters_is_one_paragraph() -> None:
+    # 首行缩进: the first line starts two characters and a bit (2.1 line heights) right of the lines that follow it
+    first = "投保人邱丹红（身份证号：" + PH_ID + "），以邱小红（证件号码："
+    lines = [box(first, 60 + 2.6 * 24, 300), box(INS_ID + "）为被保险人，指定法定继承人为身故保险金受益人，向", 60, 340)]
+    got = values(lines)
+    assert got["insured_name"] == "邱小红" and got["insured_id_number"] == INS_ID
