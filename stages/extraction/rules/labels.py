@@ -18,7 +18,7 @@ from stages.extraction.rules.candidates import (
 )
 from stages.extraction.rules.document import PreparedDocument
 from stages.extraction.rules.lexicon import ROLE_FIELDS, SAME_AS_POLICYHOLDER
-from stages.extraction.rules.lines import LineBox, Segments, content_start, norm_pos, same_row, x_at
+from stages.extraction.rules.lines import LineBox, Segments, content_start, is_list_item, norm_pos, same_row, x_at
 from stages.extraction.rules.neighbours import below, right_of, row_run
 from stages.extraction.rules.occurrences import LabelHit, skip_connectors
 from stages.extraction.rules.roles import resolve_role
@@ -85,7 +85,7 @@ def value_sites(doc: PreparedDocument, o: LabelHit) -> list[ValueSite]:
     x0, x1 = x_at(line, o.start), line.x1
     for other, method, score in ((right, "label_right", SCORE_RIGHT),
                                  (below(doc, line, x0, x1), "label_below", SCORE_BELOW)):
-        if other is not None and not doc.starts_with_label(other.index):
+        if other is not None and not doc.starts_with_label(other.index) and not is_list_item(other.comp):
             sites.append(_site(doc, other.index, 0, method, score))
     return sites
 

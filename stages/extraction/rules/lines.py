@@ -155,6 +155,14 @@ def same_row(a: LineBox, b: LineBox) -> bool:
     return overlap >= 0.5 * min(a.height, b.height)
 
 
+_LIST_ITEM_RE = re.compile(r"(?:[0-9]{1,2}[.、)]|[一二三四五六七八九十]{1,2}[、.)]|\([0-9一二三四五六七八九十]{1,2}\))[\u4e00-\u9fff]")
+
+
+def is_list_item(comp: str) -> bool:
+    """A numbered clause (``2.本保险合同…``, ``一、…``, ``(3)…``): never the value of a label beside or above it."""
+    return _LIST_ITEM_RE.match(comp) is not None
+
+
 def content_start(comp: str) -> int:
     """Compact position after list numbering (``1.``, ``一、``, ``(2)``, bullets)."""
     m = NUMBERING_RE.match(comp)

@@ -82,3 +82,11 @@ def test_a_letter_spaced_label_read_as_two_boxes_is_one_label() -> None:
     assert got["sum_insured"] == "3000000.00" and got["premium"] == "75311.00"
     # two one-character boxes that make no label stay apart
     assert values([box("张", 60, 100), box("三", 90, 100)])["policyholder_name"] is None
+
+
+def test_a_numbered_clause_is_never_the_value_of_a_label_above_it() -> None:
+    # …无息退还已交 / 保险费。 / 2.本保险合同…: the word 保险费 ends a sentence; the 2 below is a clause number
+    lines = [box("1.被保险人在等待期90日内因疾病导致保险事故的，本公司不承担保险责任，无息退还已交", 64, 762),
+             box("保险费。", 66, 795), box("2.本保险合同由保险条款、投保单、保险单、批单以及其他书面协议共同构", 64, 828)]
+    assert values(lines)["premium"] is None
+    assert values(rows(("保险费", ""), ("1,200.00元", "")))["premium"] == "1200.00"  # a value below still counts
