@@ -18,7 +18,8 @@ MAX_SKEW = np.radians(15)  # a page whose text lies at a larger angle is read as
 
 PUNCT = set(":;,.!?()[]{}<>|/\\'\"`~@#$%^&*+=_-—–…·、。，；：！？（）【】《》「」『』〔〕")
 LEADER_CHARS = ":.…·_-—=|>~*"
-NUMBERING_RE = re.compile(r"^[【\[]?(?:[0-9]{1,2}[.、)]|[一二三四五六七八九十]{1,2}[、.)]|\([0-9一二三四五六七八九十]{1,2}\)|[•●■◆▪*-])")
+_NUMBER = r"[0-9]{1,2}[.、)]|[一二三四五六七八九十]{1,2}[、.)]|\([0-9一二三四五六七八九十]{1,2}\)"  # 1. 一、 (2)
+NUMBERING_RE = re.compile(rf"^[【\[]?(?:{_NUMBER}|[•●■◆▪*-])")
 UNKNOWN_LABEL_RE = re.compile(r"[\u4e00-\u9fff]{2,8}:")
 UNKNOWN_LABEL_START_RE = re.compile(r"[\u4e00-\u9fff]{2,8}(?:\([\u4e00-\u9fff]{1,6}\))?(?::|[.…·_\-—]{3,})")
 CJK_RE = re.compile(r"[\u4e00-\u9fff]")
@@ -99,8 +100,7 @@ def split_glued_label(line: LineBox, label_pattern: re.Pattern) -> list[LineBox]
     is a label cell whose value is the next box."""
     comp = line.comp
     for m in label_pattern.finditer(comp):
-        rest = comp[m.end():]
-        if _GLUED_VALUE_RE.search(comp, 0, m.start()) and all(ch in PUNCT or ch in LEADER_CHARS for ch in rest):
+        if _GLUED_VALUE_RE.search(comp, 0, m.start()) and only_punctuation(comp[m.end():]):
             cut = line.comp_to_norm[m.start()]
             return [_slice(line, 0, cut), _slice(line, cut, len(line.norm))]
     return [line]
@@ -155,12 +155,17 @@ def same_row(a: LineBox, b: LineBox) -> bool:
     return overlap >= 0.5 * min(a.height, b.height)
 
 
-_LIST_ITEM_RE = re.compile(r"(?:[0-9]{1,2}[.、)]|[一二三四五六七八九十]{1,2}[、.)]|\([0-9一二三四五六七八九十]{1,2}\))[\u4e00-\u9fff]")
+_LIST_ITEM_RE = re.compile(rf"(?:{_NUMBER})[\u4e00-\u9fff]")
 
 
 def is_list_item(comp: str) -> bool:
     """A numbered clause (``2.本保险合同…``, ``一、…``, ``(3)…``): never the value of a label beside or above it."""
     return _LIST_ITEM_RE.match(comp) is not None
+
+
+def only_punctuation(text: str) -> bool:
+    """Nothing but punctuation or leader characters (possibly nothing)."""
+    return all(ch in PUNCT or ch in LEADER_CHARS for ch in text)
 
 
 def content_start(comp: str) -> int:

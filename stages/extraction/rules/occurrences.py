@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from stages.extraction.rules.lexicon import ATTR_QUALIFIERS, LabelDef, Lexicon
-from stages.extraction.rules.lines import CJK_RE, LEADER_CHARS, PUNCT, LineBox, content_start
+from stages.extraction.rules.lines import CJK_RE, LEADER_CHARS, PUNCT, LineBox, content_start, only_punctuation
 
 # a short parenthetical right after a label: 保险金额(元), 投保人(姓名), 保费(人民币元)
 _UNIT_PAREN_RE = re.compile(r"^\((?:[\u4e00-\u9fff]{1,6}|单位:[\u4e00-\u9fff]{1,5}|RMB|¥|CNY)\)")
@@ -44,15 +44,10 @@ def skip_connectors(comp: str, pos: int) -> tuple[int, bool]:
     return pos, saw
 
 
-def _only_punctuation_after(comp: str, end: int) -> bool:
-    """Nothing but punctuation or leader characters (possibly nothing) follows compact position ``end``."""
-    return all(ch in PUNCT or ch in LEADER_CHARS for ch in comp[end:])
-
-
 def label_box_end(comp: str, start: int, end: int, pos: int, saw: bool) -> tuple[int, bool]:
     """A label opening its box followed only by punctuation (制单日期， / 被保险人名称。 / 保障额度·: leader dots
     read as punctuation) ends the box: its value is another box."""
-    if not saw and start <= content_start(comp) and end < len(comp) and _only_punctuation_after(comp, end):
+    if not saw and start <= content_start(comp) and end < len(comp) and only_punctuation(comp[end:]):
         return len(comp), True
     return pos, saw
 
@@ -79,7 +74,7 @@ def find_label_hits(line: LineBox, li: int, lexicon: Lexicon) -> list[LabelHit]:
         punct_before = s > 0 and comp[s - 1] in PUNCT
         # a short box that ends with the label (指定受益人, 总保险金额): a label cell whose value is another box
         ends_box = (len(comp) <= 10 and not out and not any(ch in PUNCT for ch in comp[:s])
-                    and _only_punctuation_after(comp, e))
+                    and only_punctuation(comp[e:]))
         strong = at_start or separated or gap_before or punct_before or ends_box
         if label.kind == "attr" and strong and not (at_start or gap_before or punct_before):
             strong = _qualified_ok(comp, s, out)
