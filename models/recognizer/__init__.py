@@ -1,1 +1,1 @@
-"""The fax recognizer: PP-OCRv4's CTC head re-fitted on binarised line crops (see train.py)."""
+"""Capture recognizers (faxes, photos): PP-OCRv4's CTC head re-fitted on line crops of that capture (see train.py)."""

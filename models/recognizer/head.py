@@ -51,6 +51,7 @@ class HeadModel:
             self.program, self.feeds, self.fetches = paddle.static.load_inference_model(
                 str(self.model_dir / prefix), self.exe)
         self.head = find_head(self.program)
+        self._predictors: dict[int, object] = {}  # thread count -> feature predictor (see features)
 
     def weights(self) -> tuple[np.ndarray, np.ndarray]:
         return (np.array(self.scope.find_var(self.head.weight).get_tensor()),
@@ -63,18 +64,7 @@ class HeadModel:
         program cut at the head's input runs under Paddle Inference (oneDNN; the static executor is ~10x
         slower), in batches of one fixed shape per width bucket, right-padded as the recognizer pads; each crop
         keeps the frames over its own pixels plus one. ``progress`` is called with the crops done after each batch."""
-        import tempfile
-
-        from paddle import inference
-
-        with tempfile.TemporaryDirectory() as tmp:
-            self._save(Path(tmp), [self.program.global_block().var(self.head.features)])
-            cfg = inference.Config(str(Path(tmp) / "inference.pdmodel"), str(Path(tmp) / "inference.pdiparams"))
-            cfg.disable_gpu()
-            cfg.enable_mkldnn()
-            cfg.set_cpu_math_library_num_threads(threads)
-            cfg.disable_glog_info()
-            predictor = inference.create_predictor(cfg)
+        predictor = self._feature_predictor(threads)
         x_in = predictor.get_input_handle(predictor.get_input_names()[0])
         y_out = predictor.get_output_handle(predictor.get_output_names()[0])
         resized = [resize_to_height(c, height, buckets[-1]) for c in crops]
@@ -96,6 +86,23 @@ class HeadModel:
             if progress is not None:
                 progress(len(members))
         return out
+
+    def _feature_predictor(self, threads: int):
+        """The program cut at the head's input under Paddle Inference, built on first use (per thread count)."""
+        if threads not in self._predictors:
+            import tempfile
+
+            from paddle import inference
+
+            with tempfile.TemporaryDirectory() as tmp:
+                self._save(Path(tmp), [self.program.global_block().var(self.head.features)])
+                cfg = inference.Config(str(Path(tmp) / "inference.pdmodel"), str(Path(tmp) / "inference.pdiparams"))
+                cfg.disable_gpu()
+                cfg.enable_mkldnn()
+                cfg.set_cpu_math_library_num_threads(threads)
+                cfg.disable_glog_info()
+                self._predictors[threads] = inference.create_predictor(cfg)
+        return self._predictors[threads]
 
     def _save(self, out_dir: Path, fetch) -> None:
         import paddle

@@ -33,8 +33,6 @@ from stages.detection.detector import TextDetector
 
 log = logging.getLogger("models.recognizer.train")
 _CHUNK = 25
-
-
 _IMAGES = (".png", ".jpg", ".jpeg")
 
 
