@@ -18,6 +18,7 @@ from stages.contracts.result import polygon_json
 from stages.extraction.confidence import Calibrator
 from stages.extraction.evidence import FieldEvidence, gather
 from stages.extraction.fields import FIELDS
+from stages.extraction.lexicon_reread import reread
 from stages.extraction.routing import EXTRACTORS_DISAGREE, evidence_reasons, route
 from stages.postprocess.normalize import Normalized
 from stages.postprocess.validate import validate_fields
@@ -91,9 +92,11 @@ class FieldAssembler:
         max_error_rate: float = 1.0,
         min_score: float = 0.0,
         min_margin: float = 0.0,
+        lexicons: bool = True,
     ):
         """Without a ``calibrator`` confidence is the raw extractor score x mean recognition probability and
-        absent optional fields carry no risk; ``max_error_rate`` is the document risk target (routing.py)."""
+        absent optional fields carry no risk; ``max_error_rate`` is the document risk target (routing.py).
+        ``lexicons`` re-reads names and addresses against the surname and division lexicons."""
         self.chars = chars
         self.threshold = confidence_threshold
         self.required = tuple(required)
@@ -102,12 +105,19 @@ class FieldAssembler:
         self.max_error_rate = max_error_rate
         self.min_score = min_score
         self.min_margin = min_margin
+        self.lexicons = lexicons
         self._allowed = {k: chars.encode_charset(s.charset) for k, s in FIELDS.items() if s.charset}
 
     # -- one field --------------------------------------------------------------------------------
     def decide(self, cand: Candidate, lines: Sequence[Sequence[TextLine]], today: date) -> Decision:
         spec = FIELDS[cand.key]
         norm = spec.normalizer(cand.text, today)
+        if self.lexicons and norm.valid:
+            better = reread(cand.key, cand.text, cand.chars, lines, self.chars)
+            if better is not None:
+                alt = spec.normalizer(better[0], today)
+                if alt.value != norm.value:
+                    return Decision(replace(cand, text=better[0], chars=better[1]), alt, redecoded_from=cand.text)
         if norm.valid or not self.redecode or cand.key not in self._allowed:
             return Decision(cand, norm)
         pages = {p for p, _, _ in cand.chars}

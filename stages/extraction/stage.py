@@ -84,7 +84,7 @@ class ExtractionStage:
         self.assembler = FieldAssembler(
             chars, rc.confidence_threshold, required, redecode=ec.redecode, calibrator=calibrator,
             max_error_rate=rc.max_document_error_rate if rc.calibrated else 1.0,
-            min_score=rc.min_extractor_score, min_margin=rc.min_rival_margin,
+            min_score=rc.min_extractor_score, min_margin=rc.min_rival_margin, lexicons=ec.lexicons,
         )
 
     def model_candidates(

@@ -439,6 +439,7 @@ def normalize_phone(text: str) -> Normalized:
 # ---------------------------------------------------------------------------------------------------------------------
 # Names, codes and free text
 
+STATUTORY = "法定"  # the beneficiary value for the statutory heirs
 _STATUTORY_HEIRS = ("法定", "法定继承人", "法定受益人", "被保险人的法定继承人", "被保险人法定继承人")
 # 法定继承人 with one or two characters misread (法定维承人); no name starts with 法定 and ends with 人
 _STATUTORY_MISREAD_RE = re.compile(r"^(?:被保险人的?)?法定[\u4e00-\u9fff]{1,2}人$")
@@ -459,7 +460,7 @@ def normalize_beneficiary(text: str) -> Normalized:
     """A beneficiary: a name, or ``法定`` for 法定 / 法定继承人 / 法定受益人."""
     n = normalize_name(text)
     if n.value is not None and (n.value in _STATUTORY_HEIRS or _STATUTORY_MISREAD_RE.match(n.value)):
-        return Normalized("法定")
+        return Normalized(STATUTORY)
     return n
 
 

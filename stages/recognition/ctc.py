@@ -8,6 +8,8 @@ frame ``t``; class ``blank`` (0 for PP-OCR) is the CTC blank.
   a label *prefix* carrying the probability of all alignments that end in a blank (``p_b``) or in its
   last label (``p_nb``); alignments that collapse to the same prefix are merged. Optionally restricted
   to a set of permitted classes (charset constraint).
+* :func:`ctc_log_likelihood` - the CTC forward algorithm: log P(a given label sequence | frames), summed
+  over all its alignments (for scoring a lexicon's reading against what the recognizer saw).
 * :class:`CharDict` - class index <-> character mapping of PP-OCR recognizers.
 """
 from __future__ import annotations
@@ -27,6 +29,7 @@ __all__ = [
     "CTCResult",
     "CharDict",
     "beam_search_topn",
+    "ctc_log_likelihood",
     "greedy_decode",
     "line_score",
     "prefix_beam_search",
@@ -327,6 +330,38 @@ def beam_search_topn(
 
 
 # --------------------------------------------------------------------------------------------- charset
+
+
+def ctc_log_likelihood(probs: np.ndarray, labels: Sequence[int], blank: int = 0) -> float:
+    """log P(``labels`` | ``probs``): the sum over every alignment of ``labels`` (blanks between and around,
+    repeats collapsed) to the T frames of ``probs`` (T, C), by the forward recursion in log space.
+    ``-inf`` when T frames cannot hold the sequence (a repeated label needs a blank between)."""
+    p = np.asarray(probs, np.float64)
+    if p.ndim != 2:
+        raise ValueError(f"probs must be (T, C), got shape {p.shape}")
+    t_len = p.shape[0]
+    ext = [blank]
+    for lab in labels:
+        ext += [int(lab), blank]
+    ext_arr = np.asarray(ext, np.int64)
+    if t_len == 0:
+        return 0.0 if not labels else float("-inf")
+    with np.errstate(divide="ignore"):
+        logp = np.log(np.clip(p[:, ext_arr], 0.0, None))
+    s_len = len(ext)
+    skip = np.zeros(s_len, bool)  # s may come from s-2: a label that differs from the label before it
+    for s in range(3, s_len, 2):
+        skip[s] = ext[s] != ext[s - 2]
+    alpha = np.full(s_len, -np.inf)
+    alpha[0] = logp[0, 0]
+    if s_len > 1:
+        alpha[1] = logp[0, 1]
+    for t in range(1, t_len):
+        prev1 = np.concatenate([[-np.inf], alpha])[:s_len]
+        prev2 = np.where(skip, np.concatenate([[-np.inf, -np.inf], alpha])[:s_len], -np.inf)
+        alpha = np.logaddexp(np.logaddexp(alpha, prev1), prev2) + logp[t]
+    tail = alpha[-1] if s_len == 1 else np.logaddexp(alpha[-1], alpha[-2])
+    return float(tail)
 
 
 @dataclass(frozen=True)

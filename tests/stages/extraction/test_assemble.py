@@ -25,8 +25,9 @@ def _valid_id() -> str:
 
 def _line(chars: CharDict, text: str, confusions: dict[int, tuple[str, float]]) -> TextLine:
     """A line whose CTC output reads ``text`` on the best path; at positions in ``confusions`` a
-    competing character gets the given probability (the read one gets the rest)."""
-    ids = {c: int(chars.encode_charset(c)[0]) for c in set(text) | {c for c, _ in confusions.values()}}
+    competing character (``""``: the blank) gets the given probability (the read one gets the rest)."""
+    ids = {c: 0 if c == "" else int(chars.encode_charset(c)[0])
+           for c in set(text) | {c for c, _ in confusions.values()}}
     t = 2 * len(text)
     probs = np.full((t, chars.num_classes), 1e-7, np.float32)
     for i, ch in enumerate(text):

@@ -11,6 +11,7 @@ from stages.recognition.ctc import (
     CharDict,
     CTCResult,
     beam_search_topn,
+    ctc_log_likelihood,
     greedy_decode,
     line_score,
     prefix_beam_search,
@@ -66,6 +67,25 @@ def test_exhaustive_known_values():
     assert table[()] == pytest.approx(0.28)
     assert table[(1,)] == pytest.approx(0.6 * 0.7 + 0.4 * 0.3 + 0.6 * 0.3)
     assert exhaustive_decode(probs) == ((1,), pytest.approx(0.72))
+
+
+# ------------------------------------------------------------------------------- forward algorithm
+
+
+def test_log_likelihood_equals_exhaustive_label_probs():
+    checked = 0
+    for probs in small_cases(40, seed=5):
+        for labels, p in exhaustive_label_probs(probs).items():
+            assert ctc_log_likelihood(probs, labels) == pytest.approx(math.log(p), abs=1e-5)
+            checked += 1
+    assert checked > 100
+
+
+def test_log_likelihood_impossible_sequences():
+    probs = np.array([[0.4, 0.6], [0.7, 0.3]], dtype=np.float32)
+    assert ctc_log_likelihood(probs, (1, 1, 1)) == float("-inf")  # three labels in two frames
+    assert ctc_log_likelihood(probs, (1, 1)) == float("-inf")  # a repeat needs a blank between: 3 frames
+    assert ctc_log_likelihood(np.zeros((0, 2)), ()) == 0.0
 
 
 # ---------------------------------------------------------------------------- beam vs exhaustive

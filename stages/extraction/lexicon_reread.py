@@ -1,0 +1,178 @@
+"""Lexicon re-reading: a name's surname and an address's divisions re-read against what the recognizer saw.
+
+A misread character can turn 吴 into 昊 or 鹿城区 into 厦城区: text no real policy holds. For the fields in
+:data:`LEXICON_FIELDS`, the value's characters are compared with a lexicon (surnames.py, regions.py) and each
+lexicon reading is scored by the CTC forward probability of the line's stored frames (``TextLine.frame_probs``):
+a reading is taken only when the recognizer itself found it plausible.
+
+* Surnames: a first character that is not a common surname is replaced by the surname that maximises
+  log P(frames | reading) + log prior(surname) when that beats the read character (a Bayes decision with
+  coarse population priors).
+* Addresses: when the start of the address is no valid province/city/county prefix but one is within a few
+  substitutions or stray characters, the likeliest such prefix is taken if the frames make it at most
+  :data:`ADDRESS_MAX_RATIO` times less probable than what was read.
+"""
+from __future__ import annotations
+
+import logging
+import math
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+
+from stages.contracts.types import TextLine
+from stages.postprocess import regions, surnames
+from stages.postprocess.normalize import STATUTORY, normalize_beneficiary
+from stages.postprocess.regions import Edit
+from stages.recognition.ctc import CharDict, ctc_log_likelihood
+
+log = logging.getLogger(__name__)
+
+Ref = tuple[int, int, int]  # (page, line index, char index) of each character of the value
+MISSING_PROB = 1e-4  # per-frame probability of a class the line did not store (it never reached keep_min_prob)
+ADDRESS_MAX_RATIO = 1e3
+_CJK = ("\u4e00", "\u9fff")
+
+
+def _frame_window(line: TextLine, c0: int, c1: int, n_frames: int) -> tuple[int, int]:
+    """Frames strictly between the centres of the characters before ``c0`` and after ``c1``."""
+    def frame(ci: int) -> int:
+        return int(min(n_frames - 1, max(0, round(line.char_u[ci] * n_frames - 0.5))))
+
+    start = frame(c0 - 1) + 1 if c0 > 0 else 0
+    end = frame(c1 + 1) if c1 + 1 < len(line.text) else n_frames
+    return start, end
+
+
+def _segment_log_ratio(line: TextLine, c0: int, c1: int, new: str, chars: CharDict) -> Optional[float]:
+    """log P(``new`` | frames of chars c0..c1) - log P(the read chars | the same frames); None without frames."""
+    fp = line.frame_probs
+    if fp is None or len(line.char_u) != len(line.text):
+        return None
+    start, end = _frame_window(line, c0, c1, fp.probs.shape[0])
+    if end <= start:
+        return None
+    columns = {int(c): j for j, c in enumerate(fp.columns)}
+    probs = fp.probs[start:end]
+    extra: list[int] = []
+
+    def labels(text: str) -> list[int]:
+        out = []
+        for ch in text:
+            ids = chars.encode_charset(ch)
+            cls = int(ids[0]) if ids.size else -1
+            if cls not in columns:
+                columns[cls] = len(fp.columns) + len(extra)
+                extra.append(cls)
+            out.append(columns[cls])
+        return out
+
+    read_labels, new_labels = labels(line.text[c0 : c1 + 1]), labels(new)
+    if extra:
+        probs = np.concatenate([probs, np.full((probs.shape[0], len(extra)), MISSING_PROB, probs.dtype)], axis=1)
+    return ctc_log_likelihood(probs, new_labels) - ctc_log_likelihood(probs, read_labels)
+
+
+def edits_log_ratio(refs: Sequence[Ref], edits: Sequence[Edit], lines: Sequence[Sequence[TextLine]],
+                    chars: CharDict) -> Optional[float]:
+    """How much more (log) probable the frames make the value with ``edits`` applied than as read, summed over
+    the lines the edits touch; None when some line kept no frame probabilities."""
+    by_line: dict[tuple[int, int], dict[int, Optional[str]]] = {}
+    for i, ch in edits:
+        p, li, ci = refs[i]
+        by_line.setdefault((p, li), {})[ci] = ch
+    total = 0.0
+    for (p, li), changes in by_line.items():
+        line = lines[p][li]
+        # one character of context each side: deleting either of two equal characters scores the same
+        c0, c1 = max(0, min(changes) - 1), min(len(line.text) - 1, max(changes) + 1)
+        new = "".join(changes.get(ci, line.text[ci]) or "" for ci in range(c0, c1 + 1))
+        r = _segment_log_ratio(line, c0, c1, new, chars)
+        if r is None:
+            return None
+        total += r
+    return total
+
+
+def reread_surname(text: str, refs: Sequence[Ref], lines: Sequence[Sequence[TextLine]],
+                   chars: CharDict) -> Optional[tuple[Edit, ...]]:
+    """The edit that gives a personal name a likelier surname, or None to keep it as read."""
+    if not 2 <= len(text) <= 4 or not all(_CJK[0] <= ch <= _CJK[1] for ch in text):
+        return None
+    surname, _ = surnames.split_surname(text)
+    if len(surname) != 1 or surname in surnames.COMMON:
+        return None
+    p, li, _ = refs[0]
+    fp = lines[p][li].frame_probs
+    if fp is None:
+        return None
+    seen = {chars.chars[int(c)] for c in fp.columns if 0 < int(c) < len(chars.chars)}
+    base = surnames.log_prior(surname)
+    best: tuple[float, Optional[str]] = (0.0, None)
+    for alt in sorted(seen & surnames.listed()):
+        if len(alt) != 1 or alt == surname:
+            continue
+        ratio = edits_log_ratio(refs, ((0, alt),), lines, chars)
+        if ratio is None:
+            return None
+        gain = ratio + surnames.log_prior(alt) - base
+        if gain > best[0]:
+            best = (gain, alt)
+    return ((0, best[1]),) if best[1] is not None else None
+
+
+def reread_address(text: str, refs: Sequence[Ref], lines: Sequence[Sequence[TextLine]],
+                   chars: CharDict) -> Optional[tuple[Edit, ...]]:
+    """The edits that make the address start with a valid division prefix, or None to keep it as read."""
+    found = regions.readings(text)
+    if not found or found[0].cost == 0:
+        return None
+    best: tuple[float, Optional[tuple[Edit, ...]]] = (-math.log(ADDRESS_MAX_RATIO), None)
+    for r in found:
+        ratio = edits_log_ratio(refs, r.edits, lines, chars)
+        log.debug("address division reading with %d edit(s): log ratio %s", r.cost, ratio)
+        if ratio is not None and ratio >= best[0]:
+            best = (ratio, r.edits)
+    return best[1]
+
+
+def reread_beneficiary(text: str, refs: Sequence[Ref], lines: Sequence[Sequence[TextLine]],
+                       chars: CharDict) -> Optional[tuple[Edit, ...]]:
+    """A named beneficiary's surname re-read; the statutory heirs (法定, 法定继承人, ...) are no name."""
+    if normalize_beneficiary(text).value == STATUTORY:
+        return None
+    return reread_surname(text, refs, lines, chars)
+
+
+Reread = Callable[[str, Sequence[Ref], Sequence[Sequence[TextLine]], CharDict], Optional[tuple[Edit, ...]]]
+
+LEXICON_FIELDS: dict[str, Reread] = {
+    "policyholder_name": reread_surname,
+    "insured_name": reread_surname,
+    "beneficiary_name": reread_beneficiary,
+    "policyholder_address": reread_address,
+}
+
+
+def apply_edits(text: str, refs: Sequence[Ref], edits: Sequence[Edit]) -> tuple[str, tuple[Ref, ...]]:
+    """``text`` and its character references with the substitutions and deletions applied."""
+    change = dict(edits)
+    out, kept = [], []
+    for i, (ch, ref) in enumerate(zip(text, refs)):
+        if i in change:
+            if change[i] is None:
+                continue
+            ch = change[i]
+        out.append(ch)
+        kept.append(ref)
+    return "".join(out), tuple(kept)
+
+
+def reread(key: str, text: str, refs: Sequence[Ref], lines: Sequence[Sequence[TextLine]],
+           chars: CharDict) -> Optional[tuple[str, tuple[Ref, ...]]]:
+    """(text, refs) re-read by the field's lexicon, or None when the field has none or the read text stays."""
+    fn = LEXICON_FIELDS.get(key)
+    if fn is None or not text or len(text) != len(refs):
+        return None
+    edits = fn(text, refs, lines, chars)
+    return apply_edits(text, refs, edits) if edits else None

@@ -1,0 +1,87 @@
+"""Lexicon re-reading of surnames and address divisions, on hand-made CTC outputs."""
+from datetime import date
+
+import pytest
+
+from stages.contracts.registry import resolve_model
+from stages.extraction.assemble import Candidate, FieldAssembler
+from stages.extraction.lexicon_reread import apply_edits, reread
+from stages.recognition.ctc import CharDict
+from tests.stages.extraction.test_assemble import _line
+
+TODAY = date(2026, 11, 30)
+
+
+@pytest.fixture(scope="module")
+def chars() -> CharDict:
+    return CharDict.from_chars(resolve_model("ppocrv4_rec", "rec").characters, use_space_char=True)
+
+
+def _refs(text: str) -> tuple[tuple[int, int, int], ...]:
+    return tuple((0, 0, i) for i in range(len(text)))
+
+
+def test_a_non_surname_becomes_the_surname_the_recognizer_hesitated_over(chars):
+    line = _line(chars, "昊帆瑞", {0: ("吴", 0.2)})
+    assert reread("policyholder_name", "昊帆瑞", _refs("昊帆瑞"), [[line]], chars) == ("吴帆瑞", _refs("吴帆瑞"))
+
+
+def test_a_surname_the_recognizer_barely_saw_is_not_forced(chars):
+    line = _line(chars, "昊帆瑞", {0: ("吴", 1e-5)})
+    assert reread("policyholder_name", "昊帆瑞", _refs("昊帆瑞"), [[line]], chars) is None
+
+
+def test_common_and_compound_surnames_stay(chars):
+    line = _line(chars, "朱晗", {0: ("宋", 0.45)})
+    assert reread("insured_name", "朱晗", _refs("朱晗"), [[line]], chars) is None
+    line = _line(chars, "东方璐", {0: ("宋", 0.45)})
+    assert reread("insured_name", "东方璐", _refs("东方璐"), [[line]], chars) is None
+
+
+def test_statutory_beneficiary_and_non_names_are_left_alone(chars):
+    for text in ("法定", "法定继承人", "A先生"):
+        line = _line(chars, text, {0: ("吴", 0.4)})
+        assert reread("beneficiary_name", text, _refs(text), [[line]], chars) is None
+
+
+def test_a_misread_district_is_read_as_the_valid_one(chars):
+    text = "浙江省温州市厦城区青年路5号"
+    line = _line(chars, text, {6: ("鹿", 0.1)})
+    out = reread("policyholder_address", text, _refs(text), [[line]], chars)
+    assert out is not None and out[0] == "浙江省温州市鹿城区青年路5号"
+
+
+def test_a_stray_character_in_a_province_is_deleted(chars):
+    text = "新疆维吾尔尔自治区乌鲁木齐市天山区文化路"
+    line = _line(chars, text, {5: ("", 0.3)})  # the stray 尔: the frames also allow no character there
+    out = reread("policyholder_address", text, _refs(text), [[line]], chars)
+    assert out is not None and out[0] == "新疆维吾尔自治区乌鲁木齐市天山区文化路"
+    assert len(out[1]) == len(out[0])
+
+
+def test_a_stray_character_the_frames_insist_on_stays(chars):
+    text = "新疆维吾尔尔自治区乌鲁木齐市天山区文化路"
+    assert reread("policyholder_address", text, _refs(text), [[_line(chars, text, {})]], chars) is None
+
+
+def test_valid_short_and_unlikely_addresses_stay(chars):
+    for text in ("广东省广州市天河区体育西路1号", "广州天河区体育西路1号"):
+        line = _line(chars, text, {})
+        assert reread("policyholder_address", text, _refs(text), [[line]], chars) is None
+    text = "浙江省温州市厦城区青年路5号"  # 鹿 never seen: the frames do not support the lexicon's reading
+    line = _line(chars, text, {})
+    assert reread("policyholder_address", text, _refs(text), [[line]], chars) is None
+
+
+def test_apply_edits_substitutes_and_deletes_with_their_references():
+    text, refs = apply_edits("abcd", ((0, 0, 0), (0, 0, 1), (0, 1, 0), (0, 1, 1)), ((1, "x"), (2, None)))
+    assert text == "axd" and refs == ((0, 0, 0), (0, 0, 1), (0, 1, 1))
+
+
+def test_assembler_records_the_reading_it_replaced(chars):
+    line = _line(chars, "间斌凯", {0: ("陶", 0.15)})
+    cand = Candidate("policyholder_name", "间斌凯", _refs("间斌凯"), 0.95, "rules")
+    d = FieldAssembler(chars, 0.5, ()).decide(cand, [[line]], TODAY)
+    assert d.normalized.value == "陶斌凯" and d.redecoded_from == "间斌凯"
+    d = FieldAssembler(chars, 0.5, (), lexicons=False).decide(cand, [[line]], TODAY)
+    assert d.normalized.value == "间斌凯" and d.redecoded_from is None

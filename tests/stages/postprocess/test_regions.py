@@ -1,0 +1,42 @@
+"""The division lexicon: gazetteer structure and fuzzy prefix readings (substitutions and stray characters)."""
+from stages.postprocess.regions import Gazetteer, align, gazetteer, readings
+
+
+def test_gazetteer_from_codes_hangs_municipal_districts_off_the_province():
+    g = Gazetteer.from_codes({"110000": "北京市", "110108": "海淀区", "440000": "广东省", "440100": "广州市",
+                              "440106": "天河区"})
+    assert g.children["110000"] == (("110108", "海淀区"),)
+    assert g.children["440000"] == (("440100", "广州市"),)
+    assert g.children["440100"] == (("440106", "天河区"),)
+
+
+def test_bundled_gazetteer_has_every_province_and_thousands_of_counties():
+    g = gazetteer()
+    assert len(g.provinces) == 34 and len(g.cities) > 300
+    assert sum(len(v) for v in g.children.values()) > 3000
+
+
+def test_align_substitutes_and_deletes_but_never_inserts():
+    assert align("昊中区", "吴中区", 1) == ((0, "吴"),)
+    assert align("江苏x省", "江苏省", 1) == ((2, None),)
+    assert align("x苏省", "江苏省", 1) == ((0, "江"),)  # the first character is substituted, never deleted
+    assert align("广州", "广州市", 2) is None  # a missing character is never put back
+    assert align("昊巾区", "吴中区", 1) is None  # over budget
+
+
+def test_exact_prefix_reads_with_no_edits():
+    r = readings("广东省广州市天河区学府大道529号")
+    assert r[0].names == ("广东省", "广州市", "天河区") and r[0].cost == 0 and r[0].read_len == 9
+    assert readings("北京市海淀区中关村")[0].names == ("北京市", "海淀区")
+
+
+def test_misread_divisions_find_the_valid_prefix():
+    names = [r.names for r in readings("内原古自治区呼和浩特市新城区延安街")]
+    assert ("内蒙古自治区", "呼和浩特市", "新城区") in names
+    names = [r.names for r in readings("江苏省苏州市昊中区青年西路")]
+    assert names[0] == ("江苏省", "苏州市", "吴中区")
+
+
+def test_short_forms_and_non_addresses_give_nothing():
+    assert readings("广州天河区体育西路") == []
+    assert readings("本公司同意承保") == []
