@@ -8,9 +8,10 @@ a reading is taken only when the recognizer itself found it plausible.
 * Surnames: a first character that is not a common surname is replaced by the surname that maximises
   log P(frames | reading) + log prior(surname) when that beats the read character (a Bayes decision with
   coarse population priors).
+* Product names: an opening bracket never closed gets its closing bracket when the frames allow it.
 * Addresses: when the start of the address is no valid province/city/county prefix but one is within a few
   substitutions or stray characters, the likeliest such prefix is taken if the frames make it at most
-  :data:`ADDRESS_MAX_RATIO` times less probable than what was read.
+  :data:`LEXICON_MAX_RATIO` times less probable than what was read.
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ log = logging.getLogger(__name__)
 
 Ref = tuple[int, int, int]  # (page, line index, char index) of each character of the value
 MISSING_PROB = 1e-4  # per-frame probability of a class the line did not store (it never reached keep_min_prob)
-ADDRESS_MAX_RATIO = 1e3
+LEXICON_MAX_RATIO = 1e3
 _CJK = ("\u4e00", "\u9fff")
 
 
@@ -94,10 +95,14 @@ def edits_log_ratio(refs: Sequence[Ref], edits: Sequence[Edit], lines: Sequence[
     return total
 
 
+def _is_cjk(ch: str) -> bool:
+    return _CJK[0] <= ch <= _CJK[1]
+
+
 def reread_surname(text: str, refs: Sequence[Ref], lines: Sequence[Sequence[TextLine]],
                    chars: CharDict) -> Optional[tuple[Edit, ...]]:
     """The edit that gives a personal name a likelier surname, or None to keep it as read."""
-    if not 2 <= len(text) <= 4 or not all(_CJK[0] <= ch <= _CJK[1] for ch in text):
+    if not 2 <= len(text) <= 4 or not all(_is_cjk(ch) for ch in text):
         return None
     surname, _ = surnames.split_surname(text)
     if len(surname) != 1 or surname in surnames.COMMON:
@@ -127,13 +132,27 @@ def reread_address(text: str, refs: Sequence[Ref], lines: Sequence[Sequence[Text
     found = regions.readings(text)
     if not found or found[0].cost == 0:
         return None
-    best: tuple[float, Optional[tuple[Edit, ...]]] = (-math.log(ADDRESS_MAX_RATIO), None)
+    best: tuple[float, Optional[tuple[Edit, ...]]] = (-math.log(LEXICON_MAX_RATIO), None)
     for r in found:
         ratio = edits_log_ratio(refs, r.edits, lines, chars)
         log.debug("address division reading with %d edit(s): log ratio %s", r.cost, ratio)
         if ratio is not None and ratio >= best[0]:
             best = (ratio, r.edits)
     return best[1]
+
+
+def reread_product(text: str, refs: Sequence[Ref], lines: Sequence[Sequence[TextLine]],
+                   chars: CharDict) -> Optional[tuple[Edit, ...]]:
+    """A product name whose last opening bracket is never closed (``…保险(经典版``, the qualifier ending in a word)
+    with the closing bracket after its last character, when the frames there make that at most
+    :data:`LEXICON_MAX_RATIO` times less probable than none: a thin ``)`` at a line's end is what a coarse scan
+    loses first."""
+    start = max(text.rfind("("), text.rfind("（"))
+    if start < 0 or len(text) - start < 3 or any(c in text[start:] for c in ")）") or not _is_cjk(text[-1]):
+        return None  # a qualifier cut short (``(20``) is left for a person to see
+    edits = ((len(text) - 1, text[-1] + (")" if text[start] == "(" else "）")),)
+    ratio = edits_log_ratio(refs, edits, lines, chars)
+    return edits if ratio is not None and ratio >= -math.log(LEXICON_MAX_RATIO) else None
 
 
 def reread_beneficiary(text: str, refs: Sequence[Ref], lines: Sequence[Sequence[TextLine]],
@@ -147,6 +166,7 @@ def reread_beneficiary(text: str, refs: Sequence[Ref], lines: Sequence[Sequence[
 Reread = Callable[[str, Sequence[Ref], Sequence[Sequence[TextLine]], CharDict], Optional[tuple[Edit, ...]]]
 
 LEXICON_FIELDS: dict[str, Reread] = {
+    "product_name": reread_product,
     "policyholder_name": reread_surname,
     "insured_name": reread_surname,
     "beneficiary_name": reread_beneficiary,
@@ -164,7 +184,7 @@ def apply_edits(text: str, refs: Sequence[Ref], edits: Sequence[Edit]) -> tuple[
                 continue
             ch = change[i]
         out.append(ch)
-        kept.append(ref)
+        kept.extend([ref] * len(ch))  # a replacement may add a character (a closing bracket): same place
     return "".join(out), tuple(kept)
 
 

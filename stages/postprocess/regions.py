@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional
 
-Edit = tuple[int, Optional[str]]  # (index in the read text, replacement character or None to delete it)
+Edit = tuple[int, Optional[str]]  # (index in the read text, its replacement (characters) or None to delete it)
 
 
 @dataclass(frozen=True)

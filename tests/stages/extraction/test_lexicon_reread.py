@@ -1,4 +1,5 @@
 """Lexicon re-reading of surnames and address divisions, on hand-made CTC outputs."""
+from dataclasses import replace
 from datetime import date
 
 import pytest
@@ -71,6 +72,25 @@ def test_valid_short_and_unlikely_addresses_stay(chars):
     text = "浙江省温州市厦城区青年路5号"  # 鹿 never seen: the frames do not support the lexicon's reading
     line = _line(chars, text, {})
     assert reread("policyholder_address", text, _refs(text), [[line]], chars) is None
+
+
+def _dropped_last(chars: CharDict, text: str, p_blank: float):
+    """A line read without its last character, whose frame gave the blank ``p_blank`` and the character the rest."""
+    line = _line(chars, text, {len(text) - 1: ("", p_blank)})
+    return replace(line, text=text[:-1], char_u=line.char_u[:-1], char_probs=line.char_probs[:-1])
+
+
+def test_an_unclosed_product_bracket_is_closed_when_the_frames_allow_it(chars):
+    line = _dropped_last(chars, "颐享意外伤害保险(经典版)", 0.9)
+    text = line.text
+    out = reread("product_name", text, _refs(text), [[line]], chars)
+    assert out is not None and out[0] == "颐享意外伤害保险(经典版)" and len(out[1]) == len(out[0])
+    line = _dropped_last(chars, "颐享意外伤害保险(经典版)", 1 - 1e-6)  # nothing of a bracket there
+    assert reread("product_name", text, _refs(text), [[line]], chars) is None
+    cut = _dropped_last(chars, "安心家庭财产保险(20)", 0.5)  # a qualifier cut short stays as read
+    assert reread("product_name", cut.text, _refs(cut.text), [[cut]], chars) is None
+    closed = _line(chars, "颐享意外伤害保险(经典版)", {})
+    assert reread("product_name", closed.text, _refs(closed.text), [[closed]], chars) is None
 
 
 def test_apply_edits_substitutes_and_deletes_with_their_references():
