@@ -18,7 +18,7 @@ from stages.contracts.result import polygon_json
 from stages.extraction.confidence import Calibrator
 from stages.extraction.evidence import FieldEvidence, gather
 from stages.extraction.fields import FIELDS
-from stages.extraction.lexicon_reread import reread
+from stages.extraction.lexicon_reread import lexicon_issues, reread
 from stages.extraction.routing import EXTRACTORS_DISAGREE, evidence_reasons, route
 from stages.postprocess.normalize import Normalized
 from stages.postprocess.validate import validate_fields
@@ -208,7 +208,8 @@ class FieldAssembler:
                 fields[key] = None
                 absent[key] = self.calibrator.absent_ok(key) if self.calibrator is not None else 1.0
                 continue
-            issues = tuple(dict.fromkeys(d.normalized.issues + cross.get(key, ())))
+            lexical = lexicon_issues(key, d.normalized.value) if self.lexicons else ()
+            issues = tuple(dict.fromkeys(d.normalized.issues + cross.get(key, ()) + lexical))
             ev = self.evidence(d, candidates.get(key, ()), issues, lines, today)
             evidence[key] = ev.as_dict()
             found_evidence[key] = ev

@@ -174,6 +174,19 @@ LEXICON_FIELDS: dict[str, Reread] = {
 }
 
 
+ISSUE_SURNAME = "surname_unknown"  # a personal name whose first character(s) are no listed surname
+_NAME_KEYS = frozenset(k for k, fn in LEXICON_FIELDS.items() if fn in (reread_surname, reread_beneficiary))
+
+
+def lexicon_issues(key: str, value: Optional[str]) -> tuple[str, ...]:
+    """Validation by the lexicons, after re-reading: a name whose surname is in no list (要保人, 联系方式, 资料: a
+    label or stray words read as a name, or a surname re-reading could not repair) is :data:`ISSUE_SURNAME`."""
+    if key not in _NAME_KEYS or not value or value == STATUTORY or not all(_is_cjk(ch) for ch in value):
+        return ()
+    surname, _ = surnames.split_surname(value)
+    return () if surname in surnames.listed() else (ISSUE_SURNAME,)
+
+
 def apply_edits(text: str, refs: Sequence[Ref], edits: Sequence[Edit]) -> tuple[str, tuple[Ref, ...]]:
     """``text`` and its character references with the substitutions and deletions applied."""
     change = dict(edits)

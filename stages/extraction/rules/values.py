@@ -163,7 +163,9 @@ _GLUED_ADDRESS_LABEL_RE = re.compile(r"[\u4e00-\u9fff]{0,6}(?:地址|住址)[:�
 
 _TEXT_MUST_CONTAIN: dict[str, tuple[str, ...]] = {
     "insurer": ("公司", "保险", "人寿", "财险", "寿险", "集团", "健康", "养老", "机构", "中心"),
-    "product_name": ("险", "保", "计划", "年金"),  # and not 本保险 (see plausibility)
+    # a product names a kind of insurance (and is not 本保险, see plausibility); a bare 保 is not enough: 承保单位,
+    # 保障额度 are labels
+    "product_name": ("险", "计划", "年金"),
     "policyholder_address": ("省", "市", "区", "县", "路", "街", "号", "镇", "村", "道", "巷", "弄", "室", "栋", "楼"),
 }
 

@@ -106,3 +106,14 @@ def test_a_company_name_is_no_product_name():
     today = date(2026, 1, 1)
     assert plausibility("product_name", normalize_field("product_name", "华信永安人寿保险股份有限公司", today), "label") is None
     assert plausibility("product_name", normalize_field("product_name", "鼎信人寿康乐护理保险", today), "label") is not None
+
+
+def test_a_product_names_a_kind_of_insurance():
+    from stages.extraction.rules.values import plausibility
+    from stages.extraction.fields import normalize_field
+
+    today = date(2026, 1, 1)
+    for label_like in ("承保单位", "保障额度"):
+        assert plausibility("product_name", normalize_field("product_name", label_like, today), "label") is None
+    for product in ("金福年金", "安心保障计划", "臻爱驾乘人员意外伤害保险A款"):
+        assert plausibility("product_name", normalize_field("product_name", product, today), "label") is not None
