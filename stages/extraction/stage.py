@@ -27,6 +27,8 @@ class _RuleLine:
     text: str
     polygon: Any
     page: int
+    char_u: tuple[float, ...] = ()  # character positions along the line (rules: wide blanks inside a box)
+    vertical: bool = False
 
 
 def locate(text: str, line_texts: Sequence[str]) -> Optional[list[tuple[int, int]]]:
@@ -109,7 +111,7 @@ class ExtractionStage:
 
     def rules_candidates(self, lines: Sequence[Sequence[TextLine]], today: date) -> dict[str, Candidate]:
         flat = [(pi, li, ln) for pi, page_lines in enumerate(lines) for li, ln in enumerate(page_lines)]
-        rule_lines = [_RuleLine(ln.text, np.asarray(ln.polygon), pi) for pi, _, ln in flat]
+        rule_lines = [_RuleLine(ln.text, np.asarray(ln.polygon), pi, ln.char_u, ln.vertical) for pi, _, ln in flat]
         out = {}
         fraction, seed = self.withhold
         lexicon = withheld_lexicon(fraction, seed, "\n".join(ln.text for ln in rule_lines)) if fraction else FULL_LEXICON

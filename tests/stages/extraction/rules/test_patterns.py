@@ -30,3 +30,40 @@ def test_unlabelled_number_must_be_a_validmake_id() -> None:
     assert got["policy_number"] == "216946169157398502"
     assert got["policyholder_id_number"] == PH_ID
     assert got["insured_id_number"] is None
+
+
+def _positioned(text: str, blank_after: int | None) -> "object":
+    """A line whose characters sit at a 24 px pitch, with a blank of one character after ``blank_after``."""
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class _Line:
+        text: str
+        polygon: tuple
+        page: int
+        char_u: tuple
+        vertical: bool = False
+
+    centres, x = [], 12.0
+    for i in range(len(text)):
+        centres.append(x)
+        x += 24 + (24 if blank_after is not None and i == blank_after else 0)
+    width = x
+    poly = ((60, 100), (60 + width, 100), (60 + width, 130), (60, 130))
+    return _Line(text, poly, 0, tuple(c / width for c in centres))
+
+
+def test_a_label_left_in_the_product_box_is_cut_at_its_blank() -> None:
+    head = rows(("保险单号码：P2026000123456",), y0=40)
+    got = values(head + [_positioned("保险计划远航财险守护意外伤害保险", 3)])
+    assert got["product_name"] == "远航财险守护意外伤害保险"
+    got = values(head + [_positioned("保险计划远航财险守护意外伤害保险", None)])  # no blank: read as printed
+    assert got["product_name"] == "保险计划远航财险守护意外伤害保险"
+
+
+def test_wide_blanks_are_found_from_character_positions() -> None:
+    from stages.extraction.rules.lines import wide_blanks
+
+    assert wide_blanks(_positioned("保险计划远航", 3)) == frozenset({4})
+    assert wide_blanks(_positioned("保险计划远航", None)) == frozenset()
+    assert wide_blanks(rows(("保险计划远航",))[0]) == frozenset()  # a line without positions
