@@ -130,7 +130,8 @@ def trim_value(kind: str, norm: str, s: int, e: int) -> tuple[int, int]:
 def trim_field(key: str, norm: str, s: int, e: int) -> tuple[int, int]:
     """Field-specific trims after :func:`trim_value`, for labels outside the lexicon that stay glued to a value:
     the next label after an address that ends in a unit (``…1606室被保人``, ``…15层居民身份证``, ``…8层3302031966…``),
-    and a label head before a product name (``名称：金福…``, ``险种名称金福…``)."""
+    a label head before a product name (``名称：金福…``, ``险种名称金福…``) and whatever follows a product's qualifier
+    (``…保险(分红型)RAS2027…``)."""
     if key == "policyholder_address":
         tail = next((m for m in _ADDRESS_TAIL_RE.finditer(norm, s, e) if m.end() == e), None)
         if tail is not None:
@@ -139,6 +140,9 @@ def trim_field(key: str, norm: str, s: int, e: int) -> tuple[int, int]:
         m = _PRODUCT_HEAD_RE.match(norm, s, e)
         if m and any(ch in norm[m.end():e] for ch in "险保"):
             s = m.end()
+        q = _PRODUCT_QUALIFIER_RE.search(norm, s, e)
+        if q is not None:  # the name ends with its qualifiers: 保险(分红型) + a glued policy number or label
+            e = _PRODUCT_EDITION_RE.match(norm, q.end(), e).end()
     return s, e
 
 
@@ -148,6 +152,9 @@ _ADDRESS_TAIL_RE = re.compile(
     r"(?<=[室层楼座])((?:[一二三四五六七八九十]{1,2}[、.])?[\u4e00-\u9fff]{0,6}(?:人|证|号|号码|身份|类型|电话|姓名|名称|日期|编号|信息)"
     r"|\d{15,17}[\dXx])")
 _PRODUCT_HEAD_RE = re.compile(r"[\u4e00-\u9fff]{0,4}名称[:：.·…\s]*")
+_PRODUCT_QUALIFIER_RE = re.compile(r"(?:保险|寿险|险)\([\u4e00-\u9fff0-9]{1,10}\)")
+# what may follow a qualifier: more of them and an edition (保险(2024版)(互联网专属)A款)
+_PRODUCT_EDITION_RE = re.compile(r"(?:\s*\([^()]{1,12}\))*\s*(?:[A-Za-z0-9]?款)?")
 _NAME_LEADER_LOOKALIKES = "一十"
 _YEAR_RE = re.compile(r"(?:19|20)\d\d")
 _YEAR_SUFFIXES = "版年款"

@@ -117,3 +117,12 @@ def test_a_product_names_a_kind_of_insurance():
         assert plausibility("product_name", normalize_field("product_name", label_like, today), "label") is None
     for product in ("金福年金", "安心保障计划", "臻爱驾乘人员意外伤害保险A款"):
         assert plausibility("product_name", normalize_field("product_name", product, today), "label") is not None
+
+
+def test_a_product_ends_with_its_qualifiers_and_edition():
+    for text, want in (("瑞丰人寿福满堂两全保险(分红型)RAS202794592739", "瑞丰人寿福满堂两全保险(分红型)"),
+                       ("金瑞养老年金保险(万能型)总保险金额人民币壹佰叁拾陆万圆整", "金瑞养老年金保险(万能型)"),
+                       ("金福终身寿险(2024版)(互联网专属)A款", "金福终身寿险(2024版)(互联网专属)A款"),
+                       ("金福终身寿险", "金福终身寿险")):
+        s, e = trim_field("product_name", text, 0, len(text))
+        assert text[s:e] == want
