@@ -8,7 +8,8 @@ a reading is taken only when the recognizer itself found it plausible.
 * Surnames: a first character that is not a common surname is replaced by the surname that maximises
   log P(frames | reading) + log prior(surname) when that beats the read character (a Bayes decision with
   coarse population priors).
-* Product names: an opening bracket never closed gets its closing bracket when the frames allow it.
+* Product and insurer names: a kind of insurance or of company with one character misread (terms.py) is
+  completed, and an opening bracket never closed gets its closing bracket, when the frames allow it.
 * Addresses: when the start of the address is no valid province/city/county prefix but one is within a few
   substitutions or stray characters, the likeliest such prefix is taken if the frames make it at most
   :data:`LEXICON_MAX_RATIO` times less probable than what was read.
@@ -22,7 +23,7 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from stages.contracts.types import TextLine
-from stages.postprocess import regions, surnames
+from stages.postprocess import regions, surnames, terms
 from stages.postprocess.normalize import STATUTORY, normalize_beneficiary
 from stages.postprocess.regions import Edit
 from stages.recognition.ctc import CharDict, ctc_log_likelihood
@@ -141,18 +142,47 @@ def reread_address(text: str, refs: Sequence[Ref], lines: Sequence[Sequence[Text
     return best[1]
 
 
+def _plausible(refs: Sequence[Ref], edits: Sequence[Edit], lines: Sequence[Sequence[TextLine]], chars: CharDict) -> bool:
+    ratio = edits_log_ratio(refs, edits, lines, chars)
+    return ratio is not None and ratio >= -math.log(LEXICON_MAX_RATIO)
+
+
+def _reread_terms(text: str, refs: Sequence[Ref], lines: Sequence[Sequence[TextLine]], chars: CharDict,
+                  vocabulary: tuple[str, ...]) -> dict[int, Optional[str]]:
+    """Substitutions that complete the vocabulary's terms (terms.py), each kept when the frames allow it within
+    :data:`LEXICON_MAX_RATIO`; repeated (at most three rounds) since one repair can bring a longer term in reach."""
+    changes: dict[int, Optional[str]] = {}
+    current = text
+    for _ in range(3):
+        found = [e for e in terms.near_terms(current, vocabulary) if _plausible(refs, e, lines, chars)]
+        if not found:
+            break
+        for edit in found:
+            changes.update(edit)
+        current, _ = apply_edits(text, refs, tuple(changes.items()))
+    return changes
+
+
 def reread_product(text: str, refs: Sequence[Ref], lines: Sequence[Sequence[TextLine]],
                    chars: CharDict) -> Optional[tuple[Edit, ...]]:
-    """A product name whose last opening bracket is never closed (``…保险(经典版``, the qualifier ending in a word)
-    with the closing bracket after its last character, when the frames there make that at most
-    :data:`LEXICON_MAX_RATIO` times less probable than none: a thin ``)`` at a line's end is what a coarse scan
-    loses first."""
-    start = max(text.rfind("("), text.rfind("（"))
-    if start < 0 or len(text) - start < 3 or any(c in text[start:] for c in ")）") or not _is_cjk(text[-1]):
-        return None  # a qualifier cut short (``(20``) is left for a person to see
-    edits = ((len(text) - 1, text[-1] + (")" if text[start] == "(" else "）")),)
-    ratio = edits_log_ratio(refs, edits, lines, chars)
-    return edits if ratio is not None and ratio >= -math.log(LEXICON_MAX_RATIO) else None
+    """A product name's kinds of insurance completed (重人疾病保险 → 重大疾病保险) and a last opening bracket that is
+    never closed (``…保险(经典版``, the qualifier ending in a word) closed after the last character, each when the
+    frames make it at most :data:`LEXICON_MAX_RATIO` times less probable than the reading: a thin ``)`` at a line's
+    end is what a coarse scan loses first."""
+    changes = _reread_terms(text, refs, lines, chars, terms.PRODUCT_TERMS)
+    now, _ = apply_edits(text, refs, tuple(changes.items()))
+    start = max(now.rfind("("), now.rfind("（"))
+    if start >= 0 and len(now) - start >= 3 and not any(c in now[start:] for c in ")）") and _is_cjk(now[-1]):
+        close = ((len(text) - 1, now[-1] + (")" if now[start] == "(" else "）")),)
+        if _plausible(refs, close, lines, chars):  # a qualifier cut short (``(20``) is left for a person to see
+            changes.update(close)
+    return tuple(sorted(changes.items())) or None
+
+
+def reread_insurer(text: str, refs: Sequence[Ref], lines: Sequence[Sequence[TextLine]],
+                   chars: CharDict) -> Optional[tuple[Edit, ...]]:
+    """An insurer's kind of company completed (养客保险股份有限公司 → 养老保险股份有限公司) where the frames allow it."""
+    return tuple(sorted(_reread_terms(text, refs, lines, chars, terms.INSURER_TERMS).items())) or None
 
 
 def reread_beneficiary(text: str, refs: Sequence[Ref], lines: Sequence[Sequence[TextLine]],
@@ -166,6 +196,7 @@ def reread_beneficiary(text: str, refs: Sequence[Ref], lines: Sequence[Sequence[
 Reread = Callable[[str, Sequence[Ref], Sequence[Sequence[TextLine]], CharDict], Optional[tuple[Edit, ...]]]
 
 LEXICON_FIELDS: dict[str, Reread] = {
+    "insurer": reread_insurer,
     "product_name": reread_product,
     "policyholder_name": reread_surname,
     "insured_name": reread_surname,

@@ -130,12 +130,16 @@ def trim_value(kind: str, norm: str, s: int, e: int) -> tuple[int, int]:
 def trim_field(key: str, norm: str, s: int, e: int) -> tuple[int, int]:
     """Field-specific trims after :func:`trim_value`, for labels outside the lexicon that stay glued to a value:
     the next label after an address that ends in a unit (``…1606室被保人``, ``…15层居民身份证``, ``…8层3302031966…``),
+    anything after an address's room or top floor (``…103室本公司根据``, ``…35层联系方式``),
     a label head before a product name (``名称：金福…``, ``险种名称金福…``) and whatever follows a product's qualifier
     (``…保险(分红型)RAS2027…``)."""
     if key == "policyholder_address":
         tail = next((m for m in _ADDRESS_TAIL_RE.finditer(norm, s, e) if m.end() == e), None)
         if tail is not None:
             e = tail.start(1)
+        end = _ADDRESS_END_RE.search(norm, s, e)
+        if end is not None:
+            e = end.end()
     elif key == "product_name":
         m = _PRODUCT_HEAD_RE.match(norm, s, e)
         if m and any(ch in norm[m.end():e] for ch in "险保"):
@@ -151,6 +155,8 @@ def trim_field(key: str, norm: str, s: int, e: int) -> tuple[int, int]:
 _ADDRESS_TAIL_RE = re.compile(
     r"(?<=[室层楼座])((?:[一二三四五六七八九十]{1,2}[、.])?[\u4e00-\u9fff]{0,6}(?:人|证|号|号码|身份|类型|电话|姓名|名称|日期|编号|信息)"
     r"|\d{15,17}[\dXx])")
+# an address ends with its room (室), or with a floor (层) that no room follows: what comes after is another text
+_ADDRESS_END_RE = re.compile(r"^.*?(?:室(?=[^\s)）])|层(?![^室]*室)(?=[^\sA-Za-z0-9)）]))")
 _PRODUCT_HEAD_RE = re.compile(r"[\u4e00-\u9fff]{0,4}名称[:：.·…\s]*")
 _PRODUCT_QUALIFIER_RE = re.compile(r"(?:保险|寿险|险)\([\u4e00-\u9fff0-9]{1,10}\)")
 # what may follow a qualifier: more of them and an edition (保险(2024版)(互联网专属)A款)

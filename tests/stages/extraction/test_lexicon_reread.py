@@ -126,3 +126,14 @@ def test_assembled_field_with_an_unknown_surname_is_invalid(chars):
     assert any(r.endswith("policyholder_name") for r in reasons)
     fields, _, _ = FieldAssembler(chars, 0.5, (), lexicons=False).assemble({"policyholder_name": [cand]}, [[line]], TODAY)
     assert fields["policyholder_name"]["valid"]
+
+
+def test_kinds_of_insurance_and_of_company_are_completed_when_the_frames_allow(chars):
+    text = "常青树斌乘人员意外伤额保险"
+    line = _line(chars, text, {3: ("驾", 0.2), 10: ("害", 0.3)})
+    out = reread("product_name", text, _refs(text), [[line]], chars)
+    assert out is not None and out[0] == "常青树驾乘人员意外伤害保险"  # the second term came in reach after the first
+    text = "安和颐年养客保险股份有限公司"
+    assert reread("insurer", text, _refs(text), [[_line(chars, text, {5: ("老", 0.2)})]], chars)[0] == \
+        "安和颐年养老保险股份有限公司"
+    assert reread("insurer", text, _refs(text), [[_line(chars, text, {})]], chars) is None  # 老 never seen

@@ -126,3 +126,14 @@ def test_a_product_ends_with_its_qualifiers_and_edition():
                        ("金福终身寿险", "金福终身寿险")):
         s, e = trim_field("product_name", text, 0, len(text))
         assert text[s:e] == want
+
+
+def test_an_address_ends_with_its_room_or_top_floor():
+    for text, want in (("山西省太原市小店区延安路6号丽景华庭27栋4单元103室本公司根据", "山西省太原市小店区延安路6号丽景华庭27栋4单元103室"),
+                       ("新疆乌鲁木齐市天山区世纪东路373号商务中心35层联系方式", "新疆乌鲁木齐市天山区世纪东路373号商务中心35层"),
+                       ("广州市天河区体育西路1902室13812345678", "广州市天河区体育西路1902室"),
+                       ("江苏省无锡市滨湖区湖滨路3层301室", "江苏省无锡市滨湖区湖滨路3层301室"),
+                       ("北京市朝阳区建设路11号3层A座", "北京市朝阳区建设路11号3层A座"),
+                       ("北京市朝阳区建设路11号", "北京市朝阳区建设路11号")):
+        s, e = trim_field("policyholder_address", text, 0, len(text))
+        assert text[s:e] == want
