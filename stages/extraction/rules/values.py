@@ -131,7 +131,8 @@ def trim_field(key: str, norm: str, s: int, e: int) -> tuple[int, int]:
     """Field-specific trims after :func:`trim_value`, for labels outside the lexicon that stay glued to a value:
     the next label after an address that ends in a unit (``…1606室被保人``, ``…15层居民身份证``, ``…8层3302031966…``),
     anything after an address's room or top floor (``…103室本公司根据``, ``…35层联系方式``),
-    a label head before a product name (``名称：金福…``, ``险种名称金福…``) and whatever follows a product's qualifier
+    a label head or a long number before a product name (``名称：金福…``, ``险种名称金福…``, ``15827764502…鸿运…``) and
+    whatever follows a product's qualifier
     (``…保险(分红型)RAS2027…``)."""
     if key == "policyholder_address":
         tail = next((m for m in _ADDRESS_TAIL_RE.finditer(norm, s, e) if m.end() == e), None)
@@ -144,6 +145,9 @@ def trim_field(key: str, norm: str, s: int, e: int) -> tuple[int, int]:
         m = _PRODUCT_HEAD_RE.match(norm, s, e)
         if m and any(ch in norm[m.end():e] for ch in "险保"):
             s = m.end()
+        lead = _GLUED_NUMBER_RE.match(norm, s, e)
+        if lead is not None:
+            s = lead.end()  # a policy number glued before the name (1582776450235620669鸿运医疗保险)
         q = _PRODUCT_QUALIFIER_RE.search(norm, s, e)
         if q is not None:  # the name ends with its qualifiers: 保险(分红型) + a glued policy number or label
             e = _PRODUCT_EDITION_RE.match(norm, q.end(), e).end()
@@ -158,6 +162,7 @@ _ADDRESS_TAIL_RE = re.compile(
 # an address ends with its room (室), or with a floor (层) that no room follows: what comes after is another text
 _ADDRESS_END_RE = re.compile(r"^.*?(?:室(?=[^\s)）])|层(?![^室]*室)(?=[^\sA-Za-z0-9)）]))")
 _PRODUCT_HEAD_RE = re.compile(r"[\u4e00-\u9fff]{0,4}名称[:：.·…\s]*")
+_GLUED_NUMBER_RE = re.compile(r"[0-9A-Za-z\-]{8,}(?=[\u4e00-\u9fff])")
 _PRODUCT_QUALIFIER_RE = re.compile(r"(?:保险|寿险|险)\([\u4e00-\u9fff0-9]{1,10}\)")
 # what may follow a qualifier: more of them and an edition (保险(2024版)(互联网专属)A款)
 _PRODUCT_EDITION_RE = re.compile(r"(?:\s*\([^()]{1,12}\))*\s*(?:[A-Za-z0-9]?款)?")
