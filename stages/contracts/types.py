@@ -160,6 +160,22 @@ class TextLine:
     vertical: bool = False
     frame_probs: Optional[FrameProbs] = field(default=None, repr=False)
 
+    def frame_span(self, c0: int, c1: int) -> Optional[tuple[int, int]]:
+        """The stored frames (``frame_probs`` rows) of characters ``c0..c1``: those strictly between the centres of
+        the characters before and after them (the line's ends beyond the first and last). None without stored
+        frames or character positions, or when the span holds no frame."""
+        fp = self.frame_probs
+        if fp is None or not self.text or len(self.char_u) != len(self.text):
+            return None
+        n = fp.probs.shape[0]
+
+        def frame(ci: int) -> int:
+            return int(min(n - 1, max(0, round(self.char_u[ci] * n - 0.5))))
+
+        start = frame(c0 - 1) + 1 if c0 > 0 else 0
+        end = frame(c1 + 1) if c1 + 1 < len(self.text) else n
+        return (start, end) if end > start else None
+
     def char_boxes(self) -> np.ndarray:
         """Approximate per-character quadrilaterals (N, 4, 2) in page pixels, from ``char_u``."""
         n = len(self.char_u)

@@ -49,10 +49,6 @@ class Decision:
     redecoded_from: Optional[str] = None  # the value text before constrained re-decoding changed it
 
 
-def _frame_of(line: TextLine, ci: int, n_frames: int) -> int:
-    return int(min(n_frames - 1, max(0, round(line.char_u[ci] * n_frames - 0.5))))
-
-
 def redecode_candidates(
     line: TextLine, c0: int, c1: int, allowed: np.ndarray, chars: CharDict, n: int = 8, max_ratio: float = 20.0
 ) -> list[str]:
@@ -60,14 +56,10 @@ def redecode_candidates(
     emitting only classes in ``allowed``; returns up to ``n`` texts, most probable first, keeping only
     those at most ``max_ratio`` times less probable than the best: an alternative must be one the
     recognizer really hesitated over, not any string that happens to pass a checksum."""
-    fp = line.frame_probs
-    if fp is None or len(line.char_u) != len(line.text) or not line.text:
+    fp, span = line.frame_probs, line.frame_span(c0, c1)
+    if fp is None or span is None:
         return []
-    t = fp.probs.shape[0]
-    start = _frame_of(line, c0 - 1, t) + 1 if c0 > 0 else 0
-    end = _frame_of(line, c1 + 1, t) if c1 + 1 < len(line.text) else t
-    if end - start < 1:
-        return []
+    start, end = span
     allowed_cols = np.flatnonzero(np.isin(fp.columns, allowed))
     if allowed_cols.size == 0:
         return []

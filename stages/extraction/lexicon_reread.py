@@ -23,6 +23,7 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from stages.contracts.types import TextLine
+from stages.extraction.fields import FIELDS
 from stages.postprocess import regions, surnames, terms
 from stages.postprocess.normalize import STATUTORY, normalize_beneficiary
 from stages.postprocess.regions import Edit
@@ -36,24 +37,12 @@ LEXICON_MAX_RATIO = 1e3
 _CJK = ("\u4e00", "\u9fff")
 
 
-def _frame_window(line: TextLine, c0: int, c1: int, n_frames: int) -> tuple[int, int]:
-    """Frames strictly between the centres of the characters before ``c0`` and after ``c1``."""
-    def frame(ci: int) -> int:
-        return int(min(n_frames - 1, max(0, round(line.char_u[ci] * n_frames - 0.5))))
-
-    start = frame(c0 - 1) + 1 if c0 > 0 else 0
-    end = frame(c1 + 1) if c1 + 1 < len(line.text) else n_frames
-    return start, end
-
-
 def _segment_log_ratio(line: TextLine, c0: int, c1: int, new: str, chars: CharDict) -> Optional[float]:
     """log P(``new`` | frames of chars c0..c1) - log P(the read chars | the same frames); None without frames."""
-    fp = line.frame_probs
-    if fp is None or len(line.char_u) != len(line.text):
+    fp, span = line.frame_probs, line.frame_span(c0, c1)
+    if fp is None or span is None:
         return None
-    start, end = _frame_window(line, c0, c1, fp.probs.shape[0])
-    if end <= start:
-        return None
+    start, end = span
     columns = {int(c): j for j, c in enumerate(fp.columns)}
     probs = fp.probs[start:end]
     extra: list[int] = []
@@ -206,13 +195,12 @@ LEXICON_FIELDS: dict[str, Reread] = {
 
 
 ISSUE_SURNAME = "surname_unknown"  # a personal name whose first character(s) are no listed surname
-_NAME_KEYS = frozenset(k for k, fn in LEXICON_FIELDS.items() if fn in (reread_surname, reread_beneficiary))
 
 
 def lexicon_issues(key: str, value: Optional[str]) -> tuple[str, ...]:
     """Validation by the lexicons, after re-reading: a name whose surname is in no list (要保人, 联系方式, 资料: a
     label or stray words read as a name, or a surname re-reading could not repair) is :data:`ISSUE_SURNAME`."""
-    if key not in _NAME_KEYS or not value or value == STATUTORY or not all(_is_cjk(ch) for ch in value):
+    if key not in FIELDS or FIELDS[key].kind not in ("name", "beneficiary") or not value or value == STATUTORY or not all(_is_cjk(ch) for ch in value):
         return ()
     surname, _ = surnames.split_surname(value)
     return () if surname in surnames.listed() else (ISSUE_SURNAME,)

@@ -70,7 +70,7 @@ def align(read: str, name: str, budget: int) -> Optional[tuple[Edit, ...]]:
     """The fewest edits (substitutions, and deletions of read characters other than the first and last) that
     turn ``read`` into ``name``, or None when more than ``budget`` are needed."""
     n, m = len(read), len(name)
-    if m == 0 or n < m or n - m > 1 or read[0] == "" or budget < n - m:
+    if m == 0 or n < m or n - m > 1 or budget < n - m:
         return None
     inf = budget + 1
     # cost[i][j]: read[:i] -> name[:j]

@@ -7,7 +7,7 @@ from typing import Optional
 from stages.extraction.fields import FIELDS
 from stages.extraction.rules.lexicon import ATTR_WORDS, LABELS, SECTION_SUFFIXES
 from stages.extraction.rules.lines import CJK_RE
-from stages.postprocess.normalize import Normalized, date_spans
+from stages.postprocess.normalize import STATUTORY, Normalized, date_spans
 
 # words that never occur in a person's name; particles only after the first character (向, 于, 和 are surnames)
 _NAME_STOP = ("公司", "保险", "合同", "条款", "规定", "约定", "身故", "疾病", "意外", "年龄", "周岁", "签名", "签字",
@@ -196,7 +196,7 @@ def plausibility(key: str, n: Normalized, method: str) -> Optional[float]:
         return None
     penalty = 0.8 if n.issues else 1.0
     if kind in ("name", "beneficiary"):
-        if kind == "beneficiary" and v == "法定":
+        if kind == "beneficiary" and v == STATUTORY:
             return 1.0
         if not (_NAME_CJK_RE.match(v) or _NAME_LATIN_RE.match(v)):
             return None
