@@ -51,7 +51,7 @@ class HeadModel:
             self.program, self.feeds, self.fetches = paddle.static.load_inference_model(
                 str(self.model_dir / prefix), self.exe)
         self.head = find_head(self.program)
-        self._predictors: dict[int, object] = {}  # thread count -> feature predictor (see features)
+        self._predictors: dict[tuple[str, int], object] = {}  # (cut variable, threads) -> predictor
 
     def weights(self) -> tuple[np.ndarray, np.ndarray]:
         return (np.array(self.scope.find_var(self.head.weight).get_tensor()),
@@ -88,21 +88,26 @@ class HeadModel:
         return out
 
     def _feature_predictor(self, threads: int):
-        """The program cut at the head's input under Paddle Inference, built on first use (per thread count)."""
-        if threads not in self._predictors:
+        """The program cut at the head's input under Paddle Inference (see ``predictor_until``)."""
+        return self.predictor_until(self.head.features, threads)
+
+    def predictor_until(self, var: str, threads: int = 2):
+        """The program cut at variable ``var`` under Paddle Inference (oneDNN), built on first use."""
+        key = (var, threads)
+        if key not in self._predictors:
             import tempfile
 
             from paddle import inference
 
             with tempfile.TemporaryDirectory() as tmp:
-                self._save(Path(tmp), [self.program.global_block().var(self.head.features)])
+                self._save(Path(tmp), [self.program.global_block().var(var)])
                 cfg = inference.Config(str(Path(tmp) / "inference.pdmodel"), str(Path(tmp) / "inference.pdiparams"))
                 cfg.disable_gpu()
                 cfg.enable_mkldnn()
                 cfg.set_cpu_math_library_num_threads(threads)
                 cfg.disable_glog_info()
-                self._predictors[threads] = inference.create_predictor(cfg)
-        return self._predictors[threads]
+                self._predictors[key] = inference.create_predictor(cfg)
+        return self._predictors[key]
 
     def _save(self, out_dir: Path, fetch) -> None:
         import paddle
@@ -113,17 +118,35 @@ class HeadModel:
 
     def export(self, out_dir: Path, weight: np.ndarray, bias: np.ndarray) -> None:
         """The same model with the head's weights replaced, written as ``out_dir/inference.pdmodel|pdiparams``."""
-        import paddle
-
         w0, b0 = self.weights()
         if weight.shape != w0.shape or bias.shape != b0.shape:
             raise ValueError(f"head shapes {weight.shape}/{bias.shape} != {w0.shape}/{b0.shape}")
+        self.export_params(out_dir, {self.head.weight: weight, self.head.bias: bias})
+
+    def export_params(self, out_dir: Path, values: dict[str, np.ndarray]) -> None:
+        """The same model with the named parameters replaced, written as ``out_dir/inference.pdmodel|pdiparams``;
+        the loaded program keeps its own values."""
+        import paddle
+
         place = paddle.CPUPlace()
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
-        with paddle.static.scope_guard(self.scope):
-            self.scope.find_var(self.head.weight).get_tensor().set(weight.astype(w0.dtype), place)
-            self.scope.find_var(self.head.bias).get_tensor().set(bias.astype(b0.dtype), place)
-            self._save(out_dir, self.fetches)
-            self.scope.find_var(self.head.weight).get_tensor().set(w0, place)
-            self.scope.find_var(self.head.bias).get_tensor().set(b0, place)
+        was_dynamic = paddle.in_dynamic_mode()
+        paddle.enable_static()
+        try:
+            with paddle.static.scope_guard(self.scope):
+                saved = {}
+                for name, value in values.items():
+                    tensor = self.scope.find_var(name).get_tensor()
+                    saved[name] = np.array(tensor)
+                    if value.shape != saved[name].shape:
+                        raise ValueError(f"{name}: shape {value.shape} != {saved[name].shape}")
+                    tensor.set(value.astype(saved[name].dtype), place)
+                try:
+                    self._save(out_dir, self.fetches)
+                finally:
+                    for name, value in saved.items():
+                        self.scope.find_var(name).get_tensor().set(value, place)
+        finally:
+            if was_dynamic:
+                paddle.disable_static()

@@ -18,7 +18,7 @@ import logging
 import shlex
 import sys
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 from tqdm import tqdm
@@ -63,6 +63,17 @@ def _features(name: str, pages: Path, work: Path, head: HeadModel, encode, limit
     return feats, labels
 
 
+def dictionary_encoder(characters: Sequence[str]) -> Callable[[str], Optional[list[int]]]:
+    """Text -> the recognizer's class indices (blank is 0, the space last); None when a character is not in it."""
+    index = {ch: i for i, ch in enumerate(characters, start=1)}
+    index.setdefault(" ", len(characters) + 1)
+
+    def encode(text: str) -> Optional[list[int]]:
+        return [index[c] for c in text] if all(c in index for c in text) else None
+
+    return encode
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--train", type=Path, required=True)
@@ -83,12 +94,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args.work.mkdir(parents=True, exist_ok=True)
 
     base = resolve_model(args.base, "rec", None, None)
-    index = {ch: i for i, ch in enumerate(base.characters, start=1)}
-    index.setdefault(" ", len(base.characters) + 1)
-
-    def encode(text: str) -> Optional[list[int]]:
-        return [index[c] for c in text] if all(c in index for c in text) else None
-
+    encode = dictionary_encoder(base.characters)
     head = HeadModel(base.directory)
     init = head.weights()
     train_f, train_l = _features("train", args.train, args.work, head, encode, args.limit_pages, args.capture)
