@@ -1,1 +1,2 @@
-"""Capture recognizers (faxes, photos): PP-OCRv4's CTC head re-fitted on line crops of that capture (see train.py)."""
+"""Capture recognizers (faxes, photos): PP-OCRv4 with its CTC head re-fitted on line crops of that capture (train.py),
+or everything after a cut in the network fine-tuned on packed rows of them (train_tail.py)."""

@@ -1,5 +1,6 @@
-"""Fine-tuning a recognizer's neck and CTC head together on packed rows of backbone features (dynamic-mode Paddle):
-the CTC loss of every line in a row, Adam, and an L2 pull towards the starting weights."""
+"""Fine-tuning the part of a recognizer after a cut (``models.recognizer.replay``) on packed rows of the features at
+the cut (dynamic-mode Paddle): the CTC loss of every line in a row, Adam, and an L2 pull towards the starting
+weights."""
 from __future__ import annotations
 
 from typing import Callable, Optional, Sequence
