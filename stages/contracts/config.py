@@ -209,6 +209,8 @@ class ExtractionConfig(_Strict):
     model_dir: Optional[Path] = None  # default: models/weights/extractor (trained by models/extractor/train.py)
     redecode: bool = True  # constrained CTC re-decoding of invalid ID/phone/date/amount values
     lexicons: bool = True  # names' surnames and addresses' divisions re-read against lexicons (lexicon_reread.py)
+    # labels with one character misread (保险期滨日) read as the rules' label when the frames allow (label_reread.py)
+    label_reread: bool = True
     # measurement and calibration only (docs/confidence.md): the rules forget this fraction of their label
     # wordings, drawn per document from withhold_seed, to show how they fail on wordings nobody listed; 0 = off
     withhold_labels: float = Field(0.0, ge=0.0, lt=1.0)

@@ -37,7 +37,7 @@ LEXICON_MAX_RATIO = 1e3
 _CJK = ("\u4e00", "\u9fff")
 
 
-def _segment_log_ratio(line: TextLine, c0: int, c1: int, new: str, chars: CharDict) -> Optional[float]:
+def segment_log_ratio(line: TextLine, c0: int, c1: int, new: str, chars: CharDict) -> Optional[float]:
     """log P(``new`` | frames of chars c0..c1) - log P(the read chars | the same frames); None without frames."""
     fp, span = line.frame_probs, line.frame_span(c0, c1)
     if fp is None or span is None:
@@ -78,7 +78,7 @@ def edits_log_ratio(refs: Sequence[Ref], edits: Sequence[Edit], lines: Sequence[
         # one character of context each side: deleting either of two equal characters scores the same
         c0, c1 = max(0, min(changes) - 1), min(len(line.text) - 1, max(changes) + 1)
         new = "".join(changes.get(ci, line.text[ci]) or "" for ci in range(c0, c1 + 1))
-        r = _segment_log_ratio(line, c0, c1, new, chars)
+        r = segment_log_ratio(line, c0, c1, new, chars)
         if r is None:
             return None
         total += r

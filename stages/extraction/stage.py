@@ -14,6 +14,7 @@ from stages.extraction.assemble import Candidate, FieldAssembler
 from stages.extraction.confidence import load_calibrator
 from stages.extraction.fields import FIELDS
 from stages.extraction.hybrid import arrange_all, check_policies
+from stages.extraction.label_reread import LabelIndex, reread_labels
 from stages.extraction.rules import RuleMatch, extract_rules
 from stages.extraction.rules.lexicon import FULL_LEXICON, withheld_lexicon
 from stages.recognition.ctc import CharDict
@@ -71,6 +72,9 @@ class ExtractionStage:
         self.method = ec.method
         self.prefer = ec.prefer
         self.withhold = (ec.withhold_labels, ec.withhold_seed)
+        self.chars = chars
+        self.label_reread = ec.label_reread
+        self.full_labels = LabelIndex(FULL_LEXICON)
         self.policy = dict(ec.policy) if ec.method == "hybrid" else {}
         check_policies(self.policy)
         self.model = None
@@ -111,10 +115,15 @@ class ExtractionStage:
 
     def rules_candidates(self, lines: Sequence[Sequence[TextLine]], today: date) -> dict[str, Candidate]:
         flat = [(pi, li, ln) for pi, page_lines in enumerate(lines) for li, ln in enumerate(page_lines)]
-        rule_lines = [_RuleLine(ln.text, np.asarray(ln.polygon), pi, ln.char_u, ln.vertical) for pi, _, ln in flat]
-        out = {}
         fraction, seed = self.withhold
-        lexicon = withheld_lexicon(fraction, seed, "\n".join(ln.text for ln in rule_lines)) if fraction else FULL_LEXICON
+        lexicon = withheld_lexicon(fraction, seed, "\n".join(ln.text for _, _, ln in flat)) if fraction else FULL_LEXICON
+        texts = [ln.text for _, _, ln in flat]
+        if self.label_reread:
+            index = LabelIndex(lexicon) if fraction else self.full_labels
+            texts = [reread_labels(ln, index, self.chars) for _, _, ln in flat]
+        rule_lines = [_RuleLine(text, np.asarray(ln.polygon), pi, ln.char_u, ln.vertical)
+                      for text, (pi, _, ln) in zip(texts, flat)]
+        out = {}
         for key, m in extract_rules(rule_lines, today, lexicon).items():
             if m is not None and key in FIELDS:
                 out[key] = rule_candidate(m, flat)

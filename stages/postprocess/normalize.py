@@ -21,6 +21,7 @@ ISSUE_DATE = "unparseable_date"
 ISSUE_YEAR_RESTORED = "year_digit_restored"  # a 二 or 〇 the recognizer dropped from a Chinese year was put back
 ISSUE_AMOUNT = "unparseable_amount"
 ISSUE_AMOUNT_MISMATCH = "amount_mismatch"
+ISSUE_AMOUNT_GROUPING = "amount_grouping"  # thousands separators not every three digits: a digit misread or lost
 ISSUE_ID_FORMAT = "id_format"
 ISSUE_ID_CHECKSUM = "id_checksum"
 ISSUE_ID_BIRTHDATE = "id_birthdate"
@@ -329,9 +330,23 @@ def parse_chinese_amount(text: str) -> Optional[Decimal]:
     return (Decimal(integer * 100 + fraction) / 100).quantize(_CENT)
 
 
+def _arabic_match(text: str) -> Optional[re.Match[str]]:
+    return _ARABIC_AMOUNT.search(_fix_thousands_dots(fix_digit_lookalikes(compact(text))))
+
+
+def grouping_consistent(text: str) -> bool:
+    """False when the first Arabic amount in ``text`` has thousands commas that do not fall every three digits
+    (``1171,455``, ``12,34``): a printed amount never has them, so a digit was misread, added or lost."""
+    m = _arabic_match(text)
+    if m is None or "," not in m["num"]:
+        return True
+    groups = m["num"].split(".")[0].rstrip(",").split(",")
+    return 1 <= len(groups[0]) <= 3 and all(len(g) == 3 for g in groups[1:])
+
+
 def parse_arabic_amount(text: str) -> Optional[Decimal]:
     """The first Arabic-numeral amount in ``text``: ``¥500,000.00`` / ``1.5万元`` / ``RMB 500000``; ``None`` if none."""
-    m = _ARABIC_AMOUNT.search(_fix_thousands_dots(fix_digit_lookalikes(compact(text))))
+    m = _arabic_match(text)
     if m is None:
         return None
     num = m["num"].replace(",", "").rstrip(".")
@@ -360,9 +375,10 @@ def normalize_amount(text: str) -> Normalized:
     if arabic is None:
         assert capital is not None
         return Normalized(format_amount(capital))
-    if capital is not None and capital != arabic:
-        return Normalized(format_amount(arabic), (ISSUE_AMOUNT_MISMATCH,))
-    return Normalized(format_amount(arabic))
+    issues = (ISSUE_AMOUNT_MISMATCH,) if capital is not None and capital != arabic else ()
+    if not grouping_consistent(text):
+        issues += (ISSUE_AMOUNT_GROUPING,)
+    return Normalized(format_amount(arabic), issues)
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -126,15 +126,28 @@ def split_at_gaps(line: LineBox) -> list[LineBox]:
 _GLUED_VALUE_RE = re.compile(r"[0-9A-Za-z][0-9A-Za-z\-/.]{3,}$")
 
 
+# a number or amount (a policy number, ¥1,579,000.00, 30万元) that opens a box, right before Chinese text
+# (not a date: 2023年金福终身寿险 is a year before a product's 年金)
+_LEADING_NUMBER_RE = re.compile(r"(?:(?:¥|RMB)?[0-9][0-9A-Za-z,.\-/]{3,}(?:万元|元|万)?|[0-9][0-9,.]*(?:万元|元))"
+                                r"(?![年月日号])(?=[\u4e00-\u9fff])")
+# ... when the rest of the box is a product name and nothing else
+_PRODUCT_CELL_RE = re.compile(r"[\u4e00-\u9fff]{2,30}?(?:保险|险)(?:\([\u4e00-\u9fff0-9]{1,10}\))?(?:[A-Z]款)?")
+
+
 def split_glued_label(line: LineBox, label_pattern: re.Pattern) -> list[LineBox]:
     """A box holding a number-like value with a known label glued after it and nothing but punctuation after the
     label (``84929094685751959签单时间``: two table cells the detector read as one) as two boxes, so the label
-    is a label cell whose value is the next box."""
+    is a label cell whose value is the next box; likewise a number or amount with a product name glued after it
+    (``RMB1,579,000.00福寿安康终身重大疾病保险(2025版)``: the cells of two columns), so each is its column's value."""
     comp = line.comp
     for m in label_pattern.finditer(comp):
         if _GLUED_VALUE_RE.search(comp, 0, m.start()) and only_punctuation(comp[m.end():]):
             cut = line.comp_to_norm[m.start()]
             return [_slice(line, 0, cut), _slice(line, cut, len(line.norm))]
+    number = _LEADING_NUMBER_RE.match(comp)
+    if number is not None and _PRODUCT_CELL_RE.fullmatch(comp, number.end()) and not label_pattern.search(comp):
+        cut = line.comp_to_norm[number.end()]
+        return [_slice(line, 0, cut), _slice(line, cut, len(line.norm))]
     return [line]
 
 

@@ -24,6 +24,8 @@ _ID_LABEL_PAT = r"(?:身份证号码|身份证号|身份证件号码|身份证|�
 # (身份证号码：…) / (被保险人公民身份号码：…): any short label ending in an ID word
 _ID_IN_PARENS = (rf"\((?:[\u4e00-\u9fff]{{0,4}}?{_ID_LABEL_PAT}|[\u4e00-\u9fff]{{0,12}}?(?:号码|证号)):?"
                  rf"(?P<id>[0-9XxOoDlI|]{{17,18}})(?=[,;)])[^()]*\)")
+# the sentence's next clause when the comma after a product name was lost (…重大疾病保险保额为¥…)
+_AMOUNT_LABEL_PAT = r"(?:基本保险金额|保险金额|基本保额|保额|首期保险费|保险费|保费)为"
 _NARRATIVE_PATTERNS: dict[str, re.Pattern[str]] = {
     "policyholder": re.compile(
         rf"投保人(?P<name>{_NAME_PAT})(?:{_ID_IN_PARENS})?"
@@ -32,7 +34,7 @@ _NARRATIVE_PATTERNS: dict[str, re.Pattern[str]] = {
     "product": re.compile(
         r"(?:向[^,;。\x00]{0,30}?|在(?:本公司|我公司|本司|我司)?)投保(?!人)(?:了)?"  # 向<any insurer>投保
         r"(?P<name>[\u4e00-\u9fffA-Za-z0-9()·]{2,30}?(?:保险|险)"
-        r"(?:\([\u4e00-\u9fff0-9]{1,10}\))?(?:[A-Z]款)?)(?=[,;。\x00]|$)"),
+        r"(?:\([\u4e00-\u9fff0-9]{1,10}\))?(?:[A-Z]款)?)(?=[,;。\x00]|$|" + _AMOUNT_LABEL_PAT + ")"),
     "product_quoted": re.compile(r"投保(?:了)?[《(](?P<name>[^《》,;。]{2,40})》"),  # OCR may read 《 as (
     "beneficiary": re.compile(rf"受益人(?:为|是)(?P<name>法定继承人|法定受益人|法定|{_NAME_PAT})(?=[,;。(\x00]|$)"),
     "beneficiary_named": re.compile(

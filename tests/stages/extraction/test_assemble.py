@@ -74,6 +74,17 @@ def test_redecoding_leaves_a_confidently_wrong_id_invalid(chars):
     assert "invalid:policyholder_id_number" in reasons
 
 
+def test_an_amount_with_commas_out_of_step_is_redecoded_when_a_digit_was_doubtful(chars):
+    # "1171,455元": the first 1 is one the recognizer nearly read as nothing; 171,455 is the reading that groups
+    line = _line(chars, "1171,455元", {0: ("", 0.4)})
+    cand = Candidate("premium", "1171,455元", tuple((0, 0, i) for i in range(9)), 0.95, "rules")
+    d = FieldAssembler(chars, 0.5, ()).decide(cand, [[line]], TODAY)
+    assert d.normalized.value == "171455.00" and d.normalized.valid and d.redecoded_from == "1171,455元"
+    sure = _line(chars, "1171,455元", {})
+    d = FieldAssembler(chars, 0.5, ()).decide(cand, [[sure]], TODAY)
+    assert d.normalized.issues == ("amount_grouping",)  # no reading the recognizer hesitated over: for a person
+
+
 def test_redecoding_can_be_switched_off(chars):
     good = _valid_id()
     wrong = good[:5] + ("8" if good[5] != "8" else "3") + good[6:]

@@ -9,6 +9,7 @@ import pytest
 
 from stages.postprocess.normalize import (
     ISSUE_AMOUNT,
+    ISSUE_AMOUNT_GROUPING,
     ISSUE_AMOUNT_MISMATCH,
     ISSUE_DATE,
     ISSUE_EMPTY,
@@ -202,6 +203,15 @@ def test_unparseable_amounts(text: str) -> None:
 ])
 def test_amount_mismatch_keeps_arabic(text: str, arabic: str) -> None:
     assert normalize_amount(text) == Normalized(arabic, (ISSUE_AMOUNT_MISMATCH,))
+
+
+@pytest.mark.parametrize("text, value", [
+    ("1171,455元", "1171455.00"),  # 171,455 with a digit added, or 1,171,455 with a comma lost
+    ("¥12,34.00", "1234.00"),
+    ("1234,567", "1234567.00"),
+])
+def test_thousands_commas_out_of_step_are_flagged(text: str, value: str) -> None:
+    assert normalize_amount(text) == Normalized(value, (ISSUE_AMOUNT_GROUPING,))
 
 
 def test_amount_malformed_capital_falls_back_to_arabic() -> None:

@@ -50,6 +50,12 @@ def test_boxes_merged_by_ocr_are_split_at_wide_gaps() -> None:
     assert m is not None and m.line_indices == (1,) and m.text == "¥5,230.50"
 
 
+def test_an_amount_and_a_product_read_as_one_box_go_to_their_columns() -> None:
+    got = values(rows(("保险费", "基本保险金额", "险种"), ("￥7,042.80", "RMB1,579,000.00福寿安康终身重大疾病保险（2025版）")))
+    assert got["sum_insured"] == "1579000.00" and got["product_name"] == "福寿安康终身重大疾病保险(2025版)"
+    assert got["premium"] == "7042.80"
+
+
 def test_a_label_glued_after_a_number_is_a_label_cell_of_its_own() -> None:
     # two table cells the detector read as one box: the number's cell and the next label's
     got = values(rows(("保单号", "84929094685751959签单时间", "2025.01.27"), ("姓名", "袁宇")))
@@ -63,6 +69,12 @@ def test_a_label_glued_after_a_number_is_a_label_cell_of_its_own() -> None:
     ("AB1投保人", ["AB1投保人"]),  # a short code: not a value of its own
     ("投保人身份证号", ["投保人身份证号"]),  # labels after a word, not after a number
     ("84929094685751959签单时间2025", ["84929094685751959签单时间2025"]),  # the label's value follows it
+    # the cells of two columns: an amount or a number, then a product name and nothing else
+    ("RMB1,579,000.00福寿安康终身重大疾病保险（2025版）", ["RMB1,579,000.00", "福寿安康终身重大疾病保险(2025版)"]),
+    ("1582776450235620669鸿运医疗保险", ["1582776450235620669", "鸿运医疗保险"]),
+    ("30万元金福终身寿险", ["30万元", "金福终身寿险"]),
+    ("2023年金福终身寿险", ["2023年金福终身寿险"]),  # too short a number, and a date's 年 is no amount
+    ("1500000元首期保费41054.50", ["1500000元首期保费41054.50"]),  # not a product cell
 ])
 def test_split_glued_label(text: str, parts: list[str]) -> None:
     from stages.extraction.rules.lexicon import FULL_LEXICON

@@ -76,6 +76,12 @@ def test_a_product_insured_with_a_named_company() -> None:
     assert got["policyholder_name"] == "张三"
 
 
+def test_a_product_whose_comma_was_lost_ends_before_the_amount_clause() -> None:
+    got = values(paragraph("兹有投保人张三，向本公司投保倍护终身重大疾病保险保额为¥2,000,000.00，保险费为38,403元。"))
+    assert got["product_name"] == "倍护终身重大疾病保险"
+    assert got["sum_insured"] == "2000000.00"
+
+
 def test_a_paragraph_with_wide_line_spacing_is_still_one_paragraph() -> None:
     # boxes 30 px high, 56 px apart: a gap of 26 px between the lines (loose leading, or tight detector boxes)
     first = "兹有投保人张三（身份证号码：" + PH_ID + "），以李小四为被保险人，身故受益人为法定，向本公司投保《"
