@@ -74,6 +74,22 @@ def dictionary_encoder(characters: Sequence[str]) -> Callable[[str], Optional[li
     return encode
 
 
+def parse_training_arguments(p: argparse.ArgumentParser, argv: Optional[Sequence[str]], epochs: int, lr: float,
+                             l2: float) -> argparse.Namespace:
+    """The options every recognizer trainer shares (epochs, learning rate, the pull towards the starting weights,
+    page limit, seed, resume), parsed with ``p``'s own; logging set up and ``--work`` made."""
+    p.add_argument("--epochs", type=int, default=epochs)
+    p.add_argument("--lr", type=float, default=lr)
+    p.add_argument("--l2", type=float, default=l2, help="pull towards the starting weights")
+    p.add_argument("--limit-pages", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--resume", action="store_true")
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    args.work.mkdir(parents=True, exist_ok=True)
+    return args
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--train", type=Path, required=True)
@@ -83,15 +99,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--capture", choices=[c for c in CAPTURES if c != "scan"], default="fax",
                    help="the pages whose lines are learnt")
     p.add_argument("--base", default="ppocrv4_rec", help="registry key of the recognizer whose head is re-fitted")
-    p.add_argument("--epochs", type=int, default=3)
-    p.add_argument("--lr", type=float, default=1e-3)
-    p.add_argument("--l2", type=float, default=1e-3, help="pull towards the shipped head")
-    p.add_argument("--limit-pages", type=int, default=0)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--resume", action="store_true")
-    args = p.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    args.work.mkdir(parents=True, exist_ok=True)
+    args = parse_training_arguments(p, argv, epochs=3, lr=1e-3, l2=1e-3)
 
     base = resolve_model(args.base, "rec", None, None)
     encode = dictionary_encoder(base.characters)

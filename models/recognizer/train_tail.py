@@ -31,7 +31,7 @@ from models.recognizer.lines import line_samples
 from models.recognizer.tail import error_rate, train_epoch
 from models.recognizer.replay import ProgramReplay, cut_variable, logits_var
 from models.recognizer.rows import Row, backbone_rows
-from models.recognizer.train import dictionary_encoder
+from models.recognizer.train import dictionary_encoder, parse_training_arguments
 from stages.contracts.config import load_config
 from stages.contracts.registry import resolve_model
 from stages.contracts.types import CAPTURES
@@ -74,18 +74,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--dev", type=Path, required=True)
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--work", type=Path, required=True, help="row cache and checkpoint (kept outside git)")
-    p.add_argument("--cut", default="h6", help="where training starts: neck, hN (inside the backbone) or input")
+    p.add_argument("--cut", default="neck", help="where training starts: neck, hN (inside the backbone) or input")
     p.add_argument("--capture", choices=[c for c in CAPTURES if c != "scan"], default="fax")
-    p.add_argument("--epochs", type=int, default=4)
-    p.add_argument("--lr", type=float, default=2e-4)
-    p.add_argument("--l2", type=float, default=1e-2, help="pull towards the starting weights")
     p.add_argument("--batch", type=int, default=16, help="rows per step")
-    p.add_argument("--limit-pages", type=int, default=0)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--resume", action="store_true")
-    args = p.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    args.work.mkdir(parents=True, exist_ok=True)
+    args = parse_training_arguments(p, argv, epochs=4, lr=2e-4, l2=1e-2)
 
     base = resolve_model(args.base, "rec", None, None)
     encode = dictionary_encoder(base.characters)
