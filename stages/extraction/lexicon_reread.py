@@ -95,13 +95,16 @@ def reread_surname(text: str, refs: Sequence[Ref], lines: Sequence[Sequence[Text
     if not 2 <= len(text) <= 4 or not all(_is_cjk(ch) for ch in text):
         return None
     surname, _ = surnames.split_surname(text)
-    if len(surname) != 1 or surname in surnames.COMMON:
+    if len(surname) != 1:
         return None
     p, li, _ = refs[0]
     fp = lines[p][li].frame_probs
     if fp is None:
         return None
     seen = {chars.chars[int(c)] for c in fp.columns if 0 < int(c) < len(chars.chars)}
+    compound = _reread_compound(text, refs, lines, chars, seen)
+    if compound is not None or surname in surnames.COMMON:
+        return compound
     base = surnames.log_prior(surname)
     best: tuple[float, Optional[str]] = (0.0, None)
     for alt in sorted(seen & surnames.listed()):
@@ -114,6 +117,26 @@ def reread_surname(text: str, refs: Sequence[Ref], lines: Sequence[Sequence[Text
         if gain > best[0]:
             best = (gain, alt)
     return ((0, best[1]),) if best[1] is not None else None
+
+
+def _reread_compound(text: str, refs: Sequence[Ref], lines: Sequence[Sequence[TextLine]], chars: CharDict,
+                     seen: set[str]) -> Optional[tuple[Edit, ...]]:
+    """The edit that makes a name's first two characters a compound surname (申居坤 → 申屠坤, 欧用明 → 欧阳明):
+    the surname 申 with the given name 居坤 against the surname 申屠 with the given name 坤, each with its
+    coarse prior (surnames.log_name_prior; the character given up counts :data:`surnames.LOG_GIVEN_CHAR`),
+    decided by the frames of the second character. None when no compound reading wins."""
+    if not 3 <= len(text) <= 4:
+        return None
+    read = surnames.log_name_prior(text[0], len(text) - 1) + surnames.LOG_GIVEN_CHAR
+    best: tuple[float, Optional[str]] = (0.0, None)
+    for alt in sorted(c for c in surnames.compound() if c[0] == text[0] and c[1] != text[1] and c[1] in seen):
+        ratio = edits_log_ratio(refs, ((1, alt[1]),), lines, chars)
+        if ratio is None:
+            return None
+        gain = ratio + surnames.log_name_prior(alt, len(text) - 2) - read
+        if gain > best[0]:
+            best = (gain, alt[1])
+    return ((1, best[1]),) if best[1] is not None else None
 
 
 def reread_address(text: str, refs: Sequence[Ref], lines: Sequence[Sequence[TextLine]],

@@ -457,8 +457,9 @@ def normalize_phone(text: str) -> Normalized:
 
 STATUTORY = "法定"  # the beneficiary value for the statutory heirs
 _STATUTORY_HEIRS = ("法定", "法定继承人", "法定受益人", "被保险人的法定继承人", "被保险人法定继承人")
-# 法定继承人 with one or two characters misread (法定维承人); no name starts with 法定 and ends with 人
-_STATUTORY_MISREAD_RE = re.compile(r"^(?:被保险人的?)?法定[\u4e00-\u9fff]{1,2}人$")
+# 法定继承人 with one or two characters misread (法定维承人, 法主继承人): no name starts with 法定 and ends with
+# 人, and no name ends with 继承人
+_STATUTORY_MISREAD_RE = re.compile(r"^(?:被保险人的?)?(?:法定[\u4e00-\u9fff]{1,2}人|[\u4e00-\u9fff]{1,2}继承人)$")
 
 
 def normalize_text(text: str) -> Normalized:

@@ -39,6 +39,21 @@ def test_common_and_compound_surnames_stay(chars):
     assert reread("insured_name", "东方璐", _refs("东方璐"), [[line]], chars) is None
 
 
+def test_a_compound_surname_the_recognizer_hesitated_over_is_read(chars):
+    # 申 is a common surname, but 申居坤 against 申屠坤: the frames only slightly prefer 居
+    line = _line(chars, "申居坤", {1: ("屠", 0.35)})
+    assert reread("insured_name", "申居坤", _refs("申居坤"), [[line]], chars) == ("申屠坤", _refs("申屠坤"))
+    line = _line(chars, "欧用明华", {1: ("阳", 0.1)})
+    assert reread("beneficiary_name", "欧用明华", _refs("欧用明华"), [[line]], chars) == ("欧阳明华", _refs("欧阳明华"))
+
+
+def test_a_second_character_the_frames_insist_on_stays(chars):
+    line = _line(chars, "申居坤", {1: ("屠", 1e-3)})
+    assert reread("insured_name", "申居坤", _refs("申居坤"), [[line]], chars) is None
+    line = _line(chars, "申居", {1: ("屠", 0.35)})  # a surname alone is no name: two characters stay
+    assert reread("insured_name", "申居", _refs("申居"), [[line]], chars) is None
+
+
 def test_statutory_beneficiary_and_non_names_are_left_alone(chars):
     for text in ("法定", "法定继承人", "A先生"):
         line = _line(chars, text, {0: ("吴", 0.4)})

@@ -433,7 +433,7 @@ def test_names(text: str, expected: str) -> None:
 @pytest.mark.parametrize("text, expected", [
     ("法定", "法定"), ("法定继承人", "法定"), ("法定受益人", "法定"), (" 法定 继承人 ", "法定"),
     ("被保险人的法定继承人", "法定"), ("王五", "王五"),
-    ("法定维承人", "法定"), ("法定继永人", "法定"), ("法定人", "法定人"), ("法定继承", "法定继承"),  # OCR misreads
+    ("法定维承人", "法定"), ("法定继永人", "法定"), ("法主继承人", "法定"), ("去定继承人", "法定"), ("法定人", "法定人"), ("法定继承", "法定继承"),  # OCR misreads
 ])
 def test_beneficiary(text: str, expected: str) -> None:
     assert normalize_beneficiary(text) == Normalized(expected)
