@@ -8,7 +8,7 @@ and the line's stored CTC probabilities for re-decoding."""
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import date
 from typing import Any, Collection, Optional, Sequence
 
@@ -16,9 +16,11 @@ import numpy as np
 
 from stages.contracts.result import polygon_json
 from stages.extraction.confidence import Calibrator
+from stages.extraction.decisions import Candidate, Decision
 from stages.extraction.evidence import FieldEvidence, gather
 from stages.extraction.fields import FIELDS
 from stages.extraction.lexicon_reread import lexicon_issues, reread
+from stages.extraction.same_person import same_person
 from stages.extraction.routing import EXTRACTORS_DISAGREE, evidence_reasons, route
 from stages.postprocess.normalize import Normalized
 from stages.postprocess.validate import validate_fields
@@ -26,27 +28,6 @@ from stages.recognition.ctc import CharDict, beam_search_topn
 from stages.contracts.types import TextLine
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """A field value located on the page: characters as (page, line index, char index) in reading order."""
-
-    key: str
-    text: str
-    chars: tuple[tuple[int, int, int], ...]
-    prob: float
-    method: str  # "model" | "rules"
-    how: str = ""  # how the extractor found it (rules: label, narrative, pattern, ...)
-    rivals: int = 0  # competing candidates with another value
-    margin: float = 1.0  # score margin over the best of them
-
-
-@dataclass(frozen=True)
-class Decision:
-    candidate: Candidate
-    normalized: Normalized
-    redecoded_from: Optional[str] = None  # the value text before constrained re-decoding changed it
 
 
 def redecode_candidates(
@@ -88,7 +69,8 @@ class FieldAssembler:
     ):
         """Without a ``calibrator`` confidence is the raw extractor score x mean recognition probability and
         absent optional fields carry no risk; ``max_error_rate`` is the document risk target (routing.py).
-        ``lexicons`` re-reads names and addresses against the surname and division lexicons."""
+        ``lexicons`` re-reads names and addresses against the surname and division lexicons, and the two names
+        of one person (the same ID number) as one name (same_person.py)."""
         self.chars = chars
         self.threshold = confidence_threshold
         self.required = tuple(required)
@@ -184,6 +166,8 @@ class FieldAssembler:
         """Fields, review reasons, diagnostics. Where the extractors disagree on a field in
         ``flag_disagreement`` (default: every field), ``extractors_disagree:<field>`` is a review reason."""
         decisions = {k: self.choose(cands, lines, today) for k, cands in candidates.items()}
+        if self.lexicons:  # one ID number, one person: the two names read as one (same_person.py)
+            decisions = same_person(decisions, lines, self.chars, today)
         values = {k: (d.normalized.value if d else None) for k, d in decisions.items()}
         cross = validate_fields(values, today)
         fields: dict[str, Any] = {}

@@ -1,0 +1,28 @@
+"""The records the field assembler works with: a located candidate value and the decision made on it."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from stages.postprocess.normalize import Normalized
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A field value located on the page: characters as (page, line index, char index) in reading order."""
+
+    key: str
+    text: str
+    chars: tuple[tuple[int, int, int], ...]
+    prob: float
+    method: str  # "model" | "rules"
+    how: str = ""  # how the extractor found it (rules: label, narrative, pattern, ...)
+    rivals: int = 0  # competing candidates with another value
+    margin: float = 1.0  # score margin over the best of them
+
+
+@dataclass(frozen=True)
+class Decision:
+    candidate: Candidate
+    normalized: Normalized
+    redecoded_from: Optional[str] = None  # the value text before constrained re-decoding changed it
