@@ -3,7 +3,8 @@ label when the recognizer's own frames allow it, so the rules find the value it 
 
 A coarse fax or photo loses a stroke and 满 becomes 滨: the label is then unknown and the date beside it is never
 taken. Every window of a line that equals a lexicon label of :data:`MIN_LABEL` or more characters except at one
-Chinese character, where that character is not part of a label already read, is a candidate; it is taken when the
+Chinese character, where that character is not part of a label already read, is a candidate (and so is a label
+with one stray character inside it, which becomes a blank); it is taken when the
 CTC forward probability of the line's stored frames makes the label at most :data:`lexicon_reread.LEXICON_MAX_RATIO`
 times less probable than the reading (the same test the value lexicons use). Only label characters change, the
 line keeps its length, so every character reference stays valid. Pure functions over :class:`TextLine`."""
@@ -41,6 +42,8 @@ class LabelIndex:
         self.masked = {key: tuple(v) for key, v in masked.items()}
         self.lengths = tuple(sorted({len(key) for key in self.masked}))
         self.alphabet = frozenset("".join(lexicon.labels))
+        self.whole = frozenset(t for t in lexicon.labels if len(t) >= MIN_LABEL)
+        self.longest = max((len(t) for t in self.whole), default=0)
 
 
 def _runs(text: str, alphabet: frozenset[str]) -> tuple[list[int], list[int]]:
@@ -78,7 +81,28 @@ def label_repairs(line: TextLine, index: LabelIndex, chars: CharDict) -> dict[in
                     ratio = _ratio(line, p, label[k], chars)
                     if ratio is not None and ratio >= -math.log(LEXICON_MAX_RATIO):
                         found.append((ratio, n, s, p, label[k]))
+    found.extend(_strays(line, index, chars, covered, left, right))
     return _non_overlapping(found)
+
+
+def _strays(line: TextLine, index: LabelIndex, chars: CharDict, covered: set[int], left: list[int],
+            right: list[int]) -> list[tuple[float, int, int, int, str]]:
+    """A character a speck put inside a label (生效日1期, 被保险人出生印日期): it becomes a blank, which the rules'
+    compact text drops, when the label reads without it and the frames make that at most
+    :data:`LEXICON_MAX_RATIO` times less probable. Found as (log ratio, window length, start, position, " ")."""
+    text, out = line.text, []
+    for q, ch in enumerate(text):
+        if q in covered or ch.isspace() or left[q] == 0 or right[q] == 0 or left[q] + right[q] < MIN_LABEL:
+            continue
+        for k in range(1, min(left[q], index.longest - 1) + 1):  # label characters before the stray one
+            for m in range(max(1, MIN_LABEL - k), min(right[q], index.longest - k) + 1):
+                if text[q - k:q] + text[q + 1:q + 1 + m] not in index.whole:
+                    continue
+                c0, c1 = q - 1, q + 1
+                ratio = segment_log_ratio(line, c0, c1, text[c0] + text[c1], chars)
+                if ratio is not None and ratio >= -math.log(LEXICON_MAX_RATIO):
+                    out.append((ratio, k + m + 1, q - k, q, " "))
+    return out
 
 
 def _ratio(line: TextLine, p: int, new: str, chars: CharDict) -> Optional[float]:

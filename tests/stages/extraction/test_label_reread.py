@@ -57,3 +57,17 @@ def test_the_rules_take_the_value_of_the_repaired_label(chars, index):
     fixed = type(line)(**{**line.__dict__, "text": reread_labels(line, index, chars)})
     after = extract_rules([fixed], today)["expiry_date"]
     assert before is None and after is not None and after.normalized.value == "2028-11-12"
+
+
+def test_a_stray_character_inside_a_label_becomes_a_blank_when_the_frames_allow(chars, index):
+    text = "生效日1期：2025年03月24日"
+    line = _line(chars, text, {3: ("", 0.05)})
+    assert reread_labels(line, index, chars) == "生效日 期：2025年03月24日"
+    today = date(2026, 12, 1)
+    before = extract_rules([line], today)["effective_date"]
+    assert before is None or before.method == "pattern"  # no label read: only the date-word fallback
+    fixed = type(line)(**{**line.__dict__, "text": reread_labels(line, index, chars)})
+    got = extract_rules([fixed], today)["effective_date"]
+    assert got is not None and got.normalized.value == "2025-03-24" and got.method == "label"
+    sure = _line(chars, text, {3: ("", 1e-7)})  # the frames insist on the 1
+    assert reread_labels(sure, index, chars) == text
