@@ -59,6 +59,11 @@ NORMALIZERS: dict[FieldKind, Normalizer] = {
     "date": _without_today(nz.normalize_date),
 }
 
+# fields whose values need more than their kind's normalizer
+KEY_NORMALIZERS: dict[str, Normalizer] = {
+    "insurer": _without_today(nz.normalize_company),
+}
+
 CHARSETS: dict[FieldKind, Optional[str]] = {
     "code": None,
     "text": None,
@@ -73,7 +78,9 @@ CHARSETS: dict[FieldKind, Optional[str]] = {
 
 # In DESIGN §5 order, from the contract's field table.
 FIELDS: dict[str, FieldSpec] = {
-    f.key: FieldSpec(f.key, f.label_zh, f.kind, NORMALIZERS[f.kind], f.required, CHARSETS[f.kind]) for f in FIELD_INFO
+    f.key: FieldSpec(f.key, f.label_zh, f.kind, KEY_NORMALIZERS.get(f.key, NORMALIZERS[f.kind]), f.required,
+                     CHARSETS[f.kind])
+    for f in FIELD_INFO
 }
 
 

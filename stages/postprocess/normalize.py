@@ -473,6 +473,18 @@ def normalize_name(text: str) -> Normalized:
     return normalize_text(text)
 
 
+_COMPANY_CUT = ("有限公", "责任公", "保险公")  # a company name whose last character (司) was lost
+
+
+def normalize_company(text: str) -> Normalized:
+    """An insurer's name as free text, with a last 司 restored where only it is missing (锦程财产保险股份有限公:
+    the end of a title lost in a dark band or at the page edge; no company name ends in 公)."""
+    n = normalize_text(text)
+    if n.value is not None and n.value.endswith(_COMPANY_CUT):
+        return Normalized(n.value + "司", n.issues)
+    return n
+
+
 def normalize_beneficiary(text: str) -> Normalized:
     """A beneficiary: a name, or ``法定`` for 法定 / 法定继承人 / 法定受益人."""
     n = normalize_name(text)

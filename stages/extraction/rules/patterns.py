@@ -23,7 +23,7 @@ _ID_PATTERN = re.compile(r"(?<![0-9A-Za-z])\d(?: ?\d){16} ?[\dXx](?![0-9A-Za-z])
 _MOBILE_PATTERN = re.compile(r"(?<![\d])(?:\+?86[\s-]?)?1[3-9]\d(?:[\s-]?\d){8}(?!\d)")
 _INSURER_PATTERN = re.compile(
     r"[\u4e00-\u9fff()]{2,24}?(?:保险|人寿|财产|养老|健康)[\u4e00-\u9fff()]{0,16}?"
-    r"(?:股份有限公司|有限责任公司|有限公司|保险公司)")
+    r"(?:股份有限公司|有限责任公司|有限公司|保险公司|(?:有限|责任|保险)公$)")  # 司 lost at the line's end
 _PRODUCT_PATTERN = re.compile(r"^[\u4e00-\u9fffA-Za-z0-9()·]{2,30}?(?:保险|寿险|险)(?:\([\u4e00-\u9fff]{1,10}\))?$")
 _DATE_CONTEXT: dict[str, tuple[str, ...]] = {
     "effective_date": ("生效", "起保", "起期"),

@@ -31,6 +31,7 @@ from stages.postprocess.normalize import (
     normalize_id_number,
     normalize_name,
     normalize_phone,
+    normalize_company,
     normalize_text,
     parse_arabic_amount,
     parse_chinese_amount,
@@ -447,6 +448,13 @@ def test_policy_number_and_text() -> None:
     assert normalize_text("北京市 朝阳区 建国路８８号") == Normalized("北京市朝阳区建国路88号")
     assert normalize_text("  ") == Normalized(None, (ISSUE_EMPTY,))
     assert nfkc("１２３ＡＢ") == "123AB"
+
+
+def test_a_company_name_cut_before_its_last_character_is_completed() -> None:
+    assert normalize_company("锦程财产保险股份有限公") == Normalized("锦程财产保险股份有限公司")
+    assert normalize_company("国泰安和人寿保险有限责任公") == Normalized("国泰安和人寿保险有限责任公司")
+    assert normalize_company("锦程财产保险股份有限公司") == Normalized("锦程财产保险股份有限公司")
+    assert normalize_company("锦程公") == Normalized("锦程公")
 
 
 @pytest.mark.parametrize("text, expected", [

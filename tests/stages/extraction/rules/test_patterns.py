@@ -67,3 +67,8 @@ def test_wide_blanks_are_found_from_character_positions() -> None:
     assert wide_blanks(_positioned("保险计划远航", 3)) == frozenset({4})
     assert wide_blanks(_positioned("保险计划远航", None)) == frozenset()
     assert wide_blanks(rows(("保险计划远航",))[0]) == frozenset()  # a line without positions
+
+
+def test_a_company_title_that_lost_its_last_character_is_the_insurer() -> None:
+    lines = rows(("锦程财产保险股份有限公",), ("个人保险合同保险单",), ("投保人：张三",))
+    assert values(lines)["insurer"] == "锦程财产保险股份有限公司"
