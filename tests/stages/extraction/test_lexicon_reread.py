@@ -152,3 +152,9 @@ def test_kinds_of_insurance_and_of_company_are_completed_when_the_frames_allow(c
     assert reread("insurer", text, _refs(text), [[_line(chars, text, {5: ("老", 0.2)})]], chars)[0] == \
         "安和颐年养老保险股份有限公司"
     assert reread("insurer", text, _refs(text), [[_line(chars, text, {})]], chars) is None  # 老 never seen
+
+
+def test_an_address_that_lost_its_province_head_gets_it_back(chars):
+    text = "苏省无锡市滨湖区朝阳路529号"
+    line = _line(chars, text, {})
+    assert reread("policyholder_address", text, _refs(text), [[line]], chars)[0] == "江苏省无锡市滨湖区朝阳路529号"

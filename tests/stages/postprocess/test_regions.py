@@ -40,3 +40,14 @@ def test_misread_divisions_find_the_valid_prefix():
 def test_short_forms_and_non_addresses_give_nothing():
     assert readings("广州天河区体育西路") == []
     assert readings("本公司同意承保") == []
+
+
+def test_a_lost_province_head_is_found_only_when_its_city_confirms_it() -> None:
+    from stages.postprocess.regions import lost_province_head
+    assert lost_province_head("苏省无锡市滨湖区朝阳路529号") == "江"
+    assert lost_province_head("龙江省哈尔滨市道里区新华路") == "黑"
+    assert lost_province_head("西壮族自治区南宁市青秀区") == "广"
+    assert lost_province_head("南省长沙市岳麓区") == "湖"  # 长沙 is Hunan's, not Henan's or Hainan's
+    assert lost_province_head("江苏省无锡市滨湖区") is None  # nothing lost
+    assert lost_province_head("苏省道路") is None  # no city of Jiangsu follows
+    assert lost_province_head("无锡市滨湖区") is None  # a short form without its province stays
