@@ -7,6 +7,7 @@ from typing import Iterable, Optional, Sequence
 
 from stages.extraction.fields import FIELD_KEYS, FIELDS
 from stages.extraction.rules.bare_amounts import bare_amount_candidates
+from stages.extraction.rules.bare_codes import bare_code_candidates
 from stages.extraction.rules.candidates import UNSURE_ID, RuleCandidate, retarget
 from stages.extraction.rules.document import PreparedDocument
 from stages.extraction.rules.labels import label_candidates
@@ -70,7 +71,8 @@ def extract_rules(lines: Sequence[OcrLineLike], today: date,
     cands += unknown_label_candidates(doc, labelled)
     best = _best(c for c in cands if c.key != UNSURE_ID)
     assign_unsure_ids(best, (c for c in cands if c.key == UNSURE_ID))
-    bare = bare_amount_candidates(doc, best)  # amounts whose labels were lost, by premium < sum insured
+    # values whose labels were lost: amounts by premium < sum insured, a policy number by its shape
+    bare = bare_amount_candidates(doc, best) + bare_code_candidates(doc, best)
     best.update((c.key, c) for c in bare)
     cands += bare
     for key in sorted(same_as):
