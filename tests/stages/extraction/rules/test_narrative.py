@@ -95,3 +95,9 @@ def test_a_paragraph_whose_first_line_is_indented_two_characters_is_one_paragrap
     lines = [box(first, 60 + 2.6 * 24, 300), box(INS_ID + "）为被保险人，指定法定继承人为身故保险金受益人，向", 60, 340)]
     got = values(lines)
     assert got["insured_name"] == "邱小红" and got["insured_id_number"] == INS_ID
+
+
+def test_an_id_whose_closing_bracket_was_read_as_a_colon() -> None:
+    got = values(rows((f"兹有投保人张三（身份证号：{PH_ID}），以端木晗（身份证号：{INS_ID}：为被保险人，身故受益人为法定继承人。",)))
+    assert got["insured_name"] == "端木晗"
+    assert got["insured_id_number"] == INS_ID
