@@ -313,6 +313,8 @@ def parse_chinese_amount(text: str) -> Optional[Decimal]:
             break
     if m is None:
         return None
+    if not set(m.group()) & set(_AMOUNT_DIGITS) and not set(m.group()) & set(_YUAN + "角分"):
+        return None  # a lone unit (拾, 佰万): the rest of the amount was lost, not ten yuan
     s = m.group().rstrip(_END_MARKS)
     yuan_at = next((i for i, ch in enumerate(s) if ch in _YUAN), -1)
     if yuan_at >= 0:

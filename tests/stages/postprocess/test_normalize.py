@@ -291,6 +291,10 @@ def test_amount_round_trip_many_formats(seed: int) -> None:
 def test_parse_chinese_amount_direct() -> None:
     assert parse_chinese_amount("壹佰元零伍分") == Decimal("100.05")
     assert parse_chinese_amount("50万元") is None
+    # a lone unit is the rest of an amount whose digits were lost, not ten (or a million) yuan
+    assert parse_chinese_amount("拾") is None and parse_chinese_amount("佰万") is None
+    assert parse_chinese_amount("拾元") == Decimal("10.00")
+    assert parse_chinese_amount("拾万元整") == Decimal("100000.00")
     assert parse_chinese_amount("abc") is None
 
 
