@@ -94,14 +94,14 @@ def _strays(line: TextLine, index: LabelIndex, chars: CharDict, covered: set[int
     for q, ch in enumerate(text):
         if q in covered or ch.isspace() or left[q] == 0 or right[q] == 0 or left[q] + right[q] < MIN_LABEL:
             continue
-        for k in range(1, min(left[q], index.longest - 1) + 1):  # label characters before the stray one
-            for m in range(max(1, MIN_LABEL - k), min(right[q], index.longest - k) + 1):
-                if text[q - k:q] + text[q + 1:q + 1 + m] not in index.whole:
-                    continue
-                c0, c1 = q - 1, q + 1
-                ratio = segment_log_ratio(line, c0, c1, text[c0] + text[c1], chars)
-                if ratio is not None and ratio >= -math.log(LEXICON_MAX_RATIO):
-                    out.append((ratio, k + m + 1, q - k, q, " "))
+        windows = [(k, m) for k in range(1, min(left[q], index.longest - 1) + 1)  # label characters before it
+                   for m in range(max(1, MIN_LABEL - k), min(right[q], index.longest - k) + 1)  # and after it
+                   if text[q - k:q] + text[q + 1:q + 1 + m] in index.whole]
+        if not windows:
+            continue
+        ratio = _ratio(line, q, "", chars)  # the same deletion for every label it completes
+        if ratio is not None and ratio >= -math.log(LEXICON_MAX_RATIO):
+            out.extend((ratio, k + m + 1, q - k, q, " ") for k, m in windows)
     return out
 
 

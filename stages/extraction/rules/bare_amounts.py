@@ -18,7 +18,7 @@ import re
 from decimal import Decimal
 from typing import Optional
 
-from stages.extraction.rules.candidates import SCORE_PATTERN, RuleCandidate, text_candidate
+from stages.extraction.rules.candidates import SCORE_PATTERN, RuleCandidate, retarget, text_candidate
 from stages.extraction.rules.document import PreparedDocument
 from stages.postprocess.normalize import CAPITAL_NUMERALS
 
@@ -34,41 +34,33 @@ def bare_amount_candidates(doc: PreparedDocument, best: dict[str, RuleCandidate]
     if have_sum is not None and have_premium is not None:
         return []
     taken = {li for c in best.values() for li in c.match.line_indices}
-    bare: dict[Decimal, int] = {}
+    bare: dict[Decimal, RuleCandidate] = {}  # value -> its first bare box, read as a sum insured
     for li in doc.order:
         line = doc.lines[li]
         if doc.source[li] in taken or not _is_bare_amount(line.comp):
             continue
         c = text_candidate(doc, "sum_insured", line.raw, (li,), "pattern", SCORE_BARE_AMOUNT)
         if c is not None and c.match.value is not None and c.match.normalized.valid:
-            bare.setdefault(Decimal(c.match.value), li)
+            bare.setdefault(Decimal(c.match.value), c)
     if have_sum is None and have_premium is None:
         if len(bare) != 2:
             return []
         small, large = sorted(bare)
-        return _both(doc, (("sum_insured", bare[large]), ("premium", bare[small])))
+        return [bare[large], retarget(bare[small], "premium")]
     if have_sum is None:
         assert have_premium is not None
         found = _value(have_premium)
-        side = [li for v, li in bare.items() if found is not None and v > found]
-        return _both(doc, (("sum_insured", side[0]),)) if len(side) == 1 else []
+        side = [c for v, c in bare.items() if found is not None and v > found]
+        return side if len(side) == 1 else []
     found = _value(have_sum)
-    side = [li for v, li in bare.items() if found is not None and v < found]
-    return _both(doc, (("premium", side[0]),)) if len(side) == 1 else []
+    side = [retarget(c, "premium") for v, c in bare.items() if found is not None and v < found]
+    return side if len(side) == 1 else []
 
 
 def _is_bare_amount(comp: str) -> bool:
-    return bool(comp) and set(comp) <= _AMOUNT_ONLY and bool(_CURRENCY_RE.search(comp)) and bool(_DIGIT_RE.search(comp) or set(comp) & set("壹贰叁肆伍陆柒捌玖"))
+    return (bool(comp) and set(comp) <= _AMOUNT_ONLY and bool(_CURRENCY_RE.search(comp))
+            and bool(_DIGIT_RE.search(comp) or set(comp) & set("壹贰叁肆伍陆柒捌玖")))
 
 
 def _value(c: RuleCandidate) -> Optional[Decimal]:
     return Decimal(c.match.value) if c.match.value is not None else None
-
-
-def _both(doc: PreparedDocument, picks: tuple[tuple[str, int], ...]) -> list[RuleCandidate]:
-    out = []
-    for key, li in picks:
-        c = text_candidate(doc, key, doc.lines[li].raw, (li,), "pattern", SCORE_BARE_AMOUNT)
-        if c is not None:
-            out.append(c)
-    return out
