@@ -9,7 +9,7 @@ import cv2
 import numpy as np
 from stages.contracts.config import DocpipeConfig
 from stages.detection.detector import TextDetector
-from stages.normalize.orientation import PageOrienter
+from stages.page.orientation import PageOrienter
 from stages.contracts.types import Page
 cfg = DocpipeConfig()
 det = TextDetector(cfg.detection, cfg.predictor)

@@ -86,11 +86,11 @@ def test_no_module_imports_from_a_layer_above_its_own():
 def test_the_checker_reports_upward_imports_lazy_ones_too(tmp_path):
     code = tmp_path / "m.py"
     code.write_text("from stages.contracts.types import Page\n"
-                    "def f():\n    from pipeline.core import engine\n    import stages.extraction.fields\n")
+                    "def f():\n    from pipeline.core import engine\n    import stages.extraction.field_specs\n")
     assert upward_imports(code, "stages.contracts.example") == [
         "stages.contracts.example:3 imports pipeline.core",
         "stages.contracts.example:3 imports pipeline.core.engine",
-        "stages.contracts.example:4 imports stages.extraction.fields",
+        "stages.contracts.example:4 imports stages.extraction.field_specs",
     ]
     assert upward_imports(code, "pipeline.ops.example") == []
 

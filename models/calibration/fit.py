@@ -28,7 +28,7 @@ from pipeline.tools.reliability import RoutedDocument, expected_calibration_erro
 from stages.contracts.config import ReviewConfig
 from stages.extraction.confidence import CALIBRATION_FILE, Calibrator
 from stages.extraction.evidence import MONOTONE_UP, FieldEvidence, feature_names, feature_vector
-from stages.extraction.fields import FIELDS
+from stages.extraction.field_specs import FIELDS
 from stages.extraction.routing import evidence_reasons, route
 
 log = logging.getLogger("models.calibration.fit")

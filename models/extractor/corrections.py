@@ -24,7 +24,7 @@ import numpy as np
 
 from models.extractor.data import TrainingDoc
 from stages.extraction.ernie_features import LABEL_TO_ID, char_boxes_from_polygon
-from stages.extraction.fields import FIELDS
+from stages.extraction.field_specs import FIELDS
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from models.extractor.data import TrainingDoc, load_docs
 from models.extractor.metrics import Scorer, ValueScorer, gold_values
-from stages.extraction.fields import FIELDS
+from stages.extraction.field_specs import FIELDS
 from stages.contracts.config import PredictorConfig
 from stages.extraction.ernie import ErnieExtractor, ExtractorLine, ExtractorPage
 

@@ -105,7 +105,7 @@ def score_key(report: Mapping) -> tuple[float, float]:
 
 def gold_values(chars: Sequence[str], tags: Sequence[int], today: date) -> dict[str, set[str]]:
     """Normalised values of the gold spans of a page (spans that do not normalise are left out)."""
-    from stages.extraction.fields import FIELDS as SPECS
+    from stages.extraction.field_specs import FIELDS as SPECS
 
     out: dict[str, set[str]] = {}
     for s in decode_bio(tags):

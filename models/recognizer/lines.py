@@ -1,6 +1,6 @@
 """Training lines for a capture's recognizer: synthetic pages with ground truth -> (line crop, text).
 
-Each page goes through the product's own steps before detection (``stages.normalize``: a photo's outline
+Each page goes through the product's own steps before detection (``stages.page``: a photo's outline
 rectified, a fax resampled) and its detector, so the crops are cut as the recognizer will see them; a detected
 box takes the text of the ground-truth characters whose centres lie inside it, when they are one unbroken run of
 one line. Only pages the normalizer marks as the wanted capture are used. Every rendering of a page (a fax's as
@@ -19,7 +19,7 @@ import numpy as np
 from stages.contracts.config import DocpipeConfig
 from stages.contracts.types import Capture, Page, TextBox
 from stages.detection.detector import TextDetector
-from stages.normalize.page import normalize_capture
+from stages.page.stage import normalize_capture
 from stages.recognition.crop import crop_quad
 
 log = logging.getLogger(__name__)

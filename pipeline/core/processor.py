@@ -19,9 +19,9 @@ from stages.contracts.config import DocpipeConfig
 from stages.contracts.result import build_result, error_result, page_json
 from stages.contracts.types import Capture, Page, Source, StageError, TextBox, TextLine, source_name
 from stages.detection.detector import TextDetector
-from stages.normalize.mapback import fields_to_original, lines_to_original
-from stages.normalize.page import PageNormalizer
-from stages.extraction.fields import FIELD_CHARSET
+from stages.page.mapback import fields_to_original, lines_to_original
+from stages.page.stage import PageNormalizer
+from stages.extraction.field_specs import FIELD_CHARSET
 from stages.extraction.page_roles import RoleAwareFields
 from stages.extraction.stage import DocumentFields, ExtractionStage
 from stages.recognition.lines import LineReader, PageBoxes
@@ -59,7 +59,7 @@ class DocumentProcessor:
         self.streams = stage_streams(config, ("detect", "recognize"))  # held as long as the predictors
         ptr = {name: s.ptr for name, s in self.streams.items()}
         self.detector = TextDetector(config.detection, config.predictor, ptr.get("detect"))
-        # photo outline + orientation around detection (stages/normalize/); pages carry their transforms
+        # photo outline + orientation around detection (stages/page/); pages carry their transforms
         self.normalizer = PageNormalizer(config.normalize, config.recognition, config.predictor)
         self.recognizer = TextRecognizer(config.recognition, config.predictor, ptr.get("recognize"))
         # field alphabets: their CTC probabilities are always kept with each line for constrained re-decoding

@@ -27,7 +27,7 @@ from typing import Mapping, Optional, Sequence
 
 import yaml
 
-from stages.extraction.fields import FIELD_KEYS
+from stages.extraction.field_specs import FIELD_KEYS
 
 Values = dict[str, dict[str, Optional[str]]]  # document -> field -> value
 

@@ -131,7 +131,7 @@ class RecognitionConfig(_Strict):
 
 
 class NormalizeConfig(_Strict):
-    """Page normalization before detection (stages/normalize/): document boundary of photos, orientation."""
+    """Page normalization before detection (stages/page/): document boundary of photos, orientation."""
 
     # photographed pages: cut the sheet out of its background along a confident outline and rectify it
     boundary: bool = True

@@ -18,11 +18,11 @@ from stages.contracts.result import polygon_json
 from stages.extraction.confidence import Calibrator
 from stages.extraction.decisions import Candidate, Decision
 from stages.extraction.evidence import FieldEvidence, gather
-from stages.extraction.fields import FIELDS
+from stages.extraction.field_specs import FIELDS
 from stages.extraction.lexicon_reread import lexicon_issues, reread
 from stages.extraction.same_person import same_person
 from stages.extraction.routing import EXTRACTORS_DISAGREE, evidence_reasons, route
-from stages.postprocess.normalize import Normalized
+from stages.postprocess.values import Normalized
 from stages.postprocess.validate import validate_fields
 from stages.recognition.ctc import CharDict, beam_search_topn
 from stages.contracts.types import TextLine

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from stages.postprocess.normalize import Normalized
+from stages.postprocess.values import Normalized
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ of the classifier's probabilities of those ``e - s + 1`` events (``P(B-f at s)``
 ``1 - P(I-f at e)``). The plain product would be the sequence probability, but it decays with length, so an
 imperfect model's one-character prefix beats the whole value; the per-token mean does not.
 Candidates are tried best first and the first whose text normalises to a valid
-value (the field's normalizer in :mod:`stages.extraction.fields`) is taken; then the cross-field checks
+value (the field's normalizer in :mod:`stages.extraction.field_specs`) is taken; then the cross-field checks
 of :mod:`stages.postprocess.validate` run, and a field they flag moves to its next valid candidate that
 clears them (or is dropped). So a returned value never fails its validator.
 """
@@ -18,7 +18,7 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
-from stages.extraction.fields import FIELDS
+from stages.extraction.field_specs import FIELDS
 from stages.postprocess.validate import validate_fields
 
 MIN_START_PROB = 0.02  # a span may start only where P(B-f) reaches this

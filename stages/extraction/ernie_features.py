@@ -16,7 +16,7 @@ from typing import Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from stages.extraction.fields import FIELD_KEYS as FIELDS  # the one field registry
+from stages.extraction.field_specs import FIELD_KEYS as FIELDS  # the one field registry
 
 # ------------------------------------------------------------------------------------------ vocabulary
 

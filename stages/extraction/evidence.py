@@ -13,7 +13,7 @@ from typing import Any, Mapping, Optional, Sequence
 import numpy as np
 
 from stages.contracts.types import TextLine
-from stages.extraction.fields import FIELDS
+from stages.extraction.field_specs import FIELDS
 
 FEATURE_VERSION = 1
 

@@ -11,7 +11,7 @@ from datetime import date
 from typing import Literal, Mapping, Optional, Sequence
 
 from stages.extraction.assemble import Candidate
-from stages.extraction.fields import FIELDS
+from stages.extraction.field_specs import FIELDS
 
 Policy = Literal["model", "rules", "agreement"]
 POLICIES: tuple[str, ...] = ("model", "rules", "agreement")

@@ -23,9 +23,9 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from stages.contracts.types import TextLine
-from stages.extraction.fields import FIELDS
+from stages.extraction.field_specs import FIELDS
 from stages.postprocess import regions, surnames, terms
-from stages.postprocess.normalize import STATUTORY, normalize_beneficiary
+from stages.postprocess.values import STATUTORY, normalize_beneficiary
 from stages.postprocess.regions import Edit
 from stages.recognition.ctc import CharDict, ctc_log_likelihood
 

@@ -16,7 +16,7 @@ from typing import Mapping, Optional, Sequence
 
 from stages.contracts.types import TextLine
 from stages.extraction.decisions import Candidate, Decision
-from stages.extraction.fields import FIELDS
+from stages.extraction.field_specs import FIELDS
 from stages.extraction.lexicon_reread import segment_log_ratio
 from stages.recognition.ctc import CharDict
 

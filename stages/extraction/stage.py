@@ -12,7 +12,7 @@ import numpy as np
 from stages.contracts.config import DocpipeConfig
 from stages.extraction.assemble import Candidate, FieldAssembler
 from stages.extraction.confidence import load_calibrator
-from stages.extraction.fields import FIELDS
+from stages.extraction.field_specs import FIELDS
 from stages.extraction.hybrid import arrange_all, check_policies
 from stages.extraction.label_reread import LabelIndex, reread_labels
 from stages.extraction.rules import RuleMatch, extract_rules

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Callable, Mapping, Optional
 
-from stages.postprocess.normalize import ISSUE_ID_BIRTHDATE, MIN_YEAR, id_birth_date
+from stages.postprocess.values import ISSUE_ID_BIRTHDATE, MIN_YEAR, id_birth_date
 
 ISSUE_EXPIRY_BEFORE_EFFECTIVE = "expiry_before_effective"
 ISSUE_ISSUE_AFTER_EFFECTIVE = "issue_after_effective"

@@ -47,7 +47,7 @@ class TextRecognizer:
         self.always_keep: Optional[np.ndarray] = None
         self.classifier = None
         if cfg.use_cls:
-            from stages.recognition.orientation import OrientationClassifier
+            from stages.recognition.line_classifier import OrientationClassifier
 
             self.classifier = OrientationClassifier(cfg, predictor_cfg)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from models.extractor.corrections import labelled_pages, load_labelled_folder
 from stages.extraction.ernie_features import LABELS
-from stages.extraction.fields import FIELDS
+from stages.extraction.field_specs import FIELDS
 from tests.models.extractor_fakes import corrected_result
 
 TODAY = date(2026, 11, 30)

@@ -10,7 +10,7 @@ import re
 from typing import TYPE_CHECKING, Optional
 
 from stages.extraction.rules.lines import same_row
-from stages.postprocess.normalize import ISSUE_AMOUNT_MISMATCH, Normalized, format_amount, parse_chinese_amount
+from stages.postprocess.values import ISSUE_AMOUNT_MISMATCH, Normalized, format_amount, parse_chinese_amount
 
 if TYPE_CHECKING:
     from stages.extraction.rules.document import PreparedDocument

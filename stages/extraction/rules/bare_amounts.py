@@ -20,7 +20,7 @@ from typing import Optional
 
 from stages.extraction.rules.candidates import SCORE_PATTERN, RuleCandidate, retarget, text_candidate
 from stages.extraction.rules.document import PreparedDocument
-from stages.postprocess.normalize import CAPITAL_NUMERALS
+from stages.postprocess.values import CAPITAL_NUMERALS
 
 SCORE_BARE_AMOUNT = SCORE_PATTERN * 0.8
 _AMOUNT_ONLY = set("0123456789,.") | set(CAPITAL_NUMERALS) | set("人民币RMB¥￥()（）:：大写")

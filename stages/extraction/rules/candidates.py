@@ -4,12 +4,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional, Sequence
 
-from stages.extraction.fields import FIELDS, normalize_field
+from stages.extraction.field_specs import FIELDS, normalize_field
 from stages.extraction.rules.amounts import prefer_capital
 from stages.extraction.rules.lines import norm_pos, raw_text
 from stages.extraction.rules.records import RuleMatch
 from stages.extraction.rules.values import cut_from_spaced_word, plausibility, trim_field, trim_value
-from stages.postprocess.normalize import Normalized
+from stages.postprocess.values import Normalized
 
 if TYPE_CHECKING:
     from stages.extraction.rules.document import PreparedDocument

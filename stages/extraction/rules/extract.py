@@ -5,7 +5,7 @@ from dataclasses import replace
 from datetime import date
 from typing import Iterable, Optional, Sequence
 
-from stages.extraction.fields import FIELD_KEYS, FIELDS
+from stages.extraction.field_specs import FIELD_KEYS, FIELDS
 from stages.extraction.rules.bare_amounts import bare_amount_candidates
 from stages.extraction.rules.bare_codes import bare_code_candidates
 from stages.extraction.rules.candidates import UNSURE_ID, RuleCandidate, retarget
@@ -57,7 +57,7 @@ def _best(cands: Iterable[RuleCandidate]) -> dict[str, RuleCandidate]:
 
 def extract_rules(lines: Sequence[OcrLineLike], today: date,
                   lexicon: Lexicon = FULL_LEXICON) -> dict[str, Optional[RuleMatch]]:
-    """Find every field of :data:`stages.extraction.fields.FIELDS` in one document's OCR lines.
+    """Find every field of :data:`stages.extraction.field_specs.FIELDS` in one document's OCR lines.
 
     ``lines`` may come from several pages (``page`` attribute); line indices in the result refer to ``lines``.
     Returns every field key in registry order; ``None`` where nothing plausible was found.

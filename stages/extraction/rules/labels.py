@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from stages.extraction.fields import FIELDS
+from stages.extraction.field_specs import FIELDS
 from stages.extraction.rules.amounts import capital_beside, capital_run
 from stages.extraction.rules.candidates import (
     SCORE_BELOW,
@@ -24,7 +24,7 @@ from stages.extraction.rules.occurrences import LabelHit, skip_connectors
 from stages.extraction.rules.roles import resolve_role
 from stages.extraction.rules.values import strip_separators
 from stages.extraction.rules.wrapping import cell_tail, continuation
-from stages.postprocess.normalize import ISSUE_AMOUNT_MISMATCH, date_spans
+from stages.postprocess.values import ISSUE_AMOUNT_MISMATCH, date_spans
 
 CONTINUABLE = ("amount", "date", "id_number", "phone", "text")  # kinds whose value may wrap onto the next line
 ValueSite = tuple[Segments, Segments, str, float]  # (segments, continuation, method, base score)

@@ -17,7 +17,7 @@ from stages.extraction.rules.document import PreparedDocument
 from stages.extraction.rules.labels import hit_fields
 from stages.extraction.rules.lines import PUNCT
 from stages.extraction.rules.occurrences import LabelHit, skip_connectors
-from stages.postprocess.normalize import date_spans
+from stages.postprocess.values import date_spans
 
 _NAME_PAT = r"[\u4e00-\u9fff·]{2,6}?"
 _ID_LABEL_PAT = r"(?:身份证号码|身份证号|身份证件号码|身份证|证件号码|证件号)"

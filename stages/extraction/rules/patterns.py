@@ -17,7 +17,7 @@ from stages.extraction.rules.lexicon import DISTRACTOR_WORDS, ROLE_FIELDS, Label
 from stages.extraction.rules.lines import LineBox, comp_pos, raw_text, wide_blank_before
 from stages.extraction.rules.occurrences import LabelHit
 from stages.extraction.rules.roles import resolve_role
-from stages.postprocess.normalize import date_spans
+from stages.postprocess.values import date_spans
 
 _ID_PATTERN = re.compile(r"(?<![0-9A-Za-z])\d(?: ?\d){16} ?[\dXx](?![0-9A-Za-z])")
 _MOBILE_PATTERN = re.compile(r"(?<![\d])(?:\+?86[\s-]?)?1[3-9]\d(?:[\s-]?\d){8}(?!\d)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional, Protocol
 
-from stages.postprocess.normalize import Normalized
+from stages.postprocess.values import Normalized
 
 
 class OcrLineLike(Protocol):

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
-from stages.extraction.fields import FIELD_KEYS, FIELDS
+from stages.extraction.field_specs import FIELD_KEYS, FIELDS
 from stages.extraction.label_similarity import field_similarities
 from stages.extraction.rules.candidates import RuleCandidate, segments_candidate
 from stages.extraction.rules.document import PreparedDocument

@@ -4,10 +4,10 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from stages.extraction.fields import FIELDS
+from stages.extraction.field_specs import FIELDS
 from stages.extraction.rules.lexicon import ATTR_WORDS, LABELS, SECTION_SUFFIXES
 from stages.extraction.rules.lines import CJK_RE
-from stages.postprocess.normalize import STATUTORY, Normalized, date_spans
+from stages.postprocess.values import STATUTORY, Normalized, date_spans
 
 # words that never occur in a person's name; particles only after the first character (向, 于, 和 are surnames)
 _NAME_STOP = ("公司", "保险", "合同", "条款", "规定", "约定", "身故", "疾病", "意外", "年龄", "周岁", "签名", "签字",

@@ -19,7 +19,7 @@ from rapidfuzz.distance import Levenshtein
 
 from stages.contracts.config import DocpipeConfig, NormalizeConfig
 from stages.contracts.types import Page
-from stages.normalize.fax import normalize_fax
+from stages.page.fax import normalize_fax
 from tests.conftest import text_image
 
 _LINES = [
@@ -129,7 +129,7 @@ def test_photographed_plain_pages_read_no_worse(recognizers) -> None:
     the photo head is about even with the main model here (6 errors each over 2,154 characters of six pages)."""
     from samples.synth.variants import photo
     from stages.detection.detector import TextDetector
-    from stages.normalize.page import normalize_capture
+    from stages.page.stage import normalize_capture
     from stages.recognition.crop import crop_quad
 
     cfg = DocpipeConfig()

@@ -9,8 +9,8 @@ import pytest
 
 from pipeline.tools.metrics import page_cer, result_lines, text_polygons, total_cer
 from pipeline.tools.scoring import Scoreboard
-from stages.extraction.fields import FIELDS
-from stages.postprocess.normalize import id_check_char
+from stages.extraction.field_specs import FIELDS
+from stages.postprocess.values import id_check_char
 from tests.conftest import SAMPLES, text_image
 
 pytestmark = pytest.mark.slow

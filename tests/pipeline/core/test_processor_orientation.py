@@ -6,7 +6,7 @@ import cv2
 import numpy as np
 import pytest
 
-from stages.normalize.orientation import rotation_matrix
+from stages.page.orientation import rotation_matrix
 from tests.conftest import SAMPLES
 
 pytestmark = pytest.mark.slow

@@ -6,7 +6,7 @@ import pytest
 
 from stages.contracts.registry import resolve_model
 from stages.extraction.assemble import Candidate, FieldAssembler
-from stages.postprocess.normalize import id_check_char
+from stages.postprocess.values import id_check_char
 from stages.recognition.ctc import CharDict
 from stages.contracts.types import FrameProbs, TextLine
 

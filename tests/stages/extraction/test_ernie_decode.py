@@ -8,7 +8,7 @@ import pytest
 
 from stages.extraction.ernie_decode import decode_fields, span_candidates
 from stages.extraction.ernie_features import LABELS
-from stages.extraction.fields import FIELDS
+from stages.extraction.field_specs import FIELDS
 from stages.postprocess.validate import validate_fields
 
 TODAY = date(2026, 11, 30)

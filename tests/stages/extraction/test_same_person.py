@@ -5,7 +5,7 @@ import pytest
 
 from stages.contracts.registry import resolve_model
 from stages.extraction.decisions import Candidate, Decision
-from stages.extraction.fields import FIELDS
+from stages.extraction.field_specs import FIELDS
 from stages.extraction.same_person import same_person
 from stages.recognition.ctc import CharDict
 from tests.stages.extraction.test_assemble import _line, _valid_id
@@ -58,7 +58,7 @@ def test_a_missing_name_is_filled_from_the_same_person():
 
 def test_different_ids_or_names_of_different_length_stay(chars):
     other = "11010519880307451"
-    from stages.postprocess.normalize import id_check_char
+    from stages.postprocess.values import id_check_char
     other += id_check_char(other)
     lines = _lines(chars, ("朱涛", {0: ("宋", 0.4)}), ("宋涛", {0: ("朱", 0.01)}))
     out = same_person(_decisions("朱涛", "宋涛", in_id=other), lines, chars, TODAY)

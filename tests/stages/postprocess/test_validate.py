@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from stages.postprocess.normalize import id_check_char
+from stages.postprocess.values import id_check_char
 from stages.postprocess.validate import (
     CHECKS,
     ISSUE_EXPIRY_BEFORE_EFFECTIVE,

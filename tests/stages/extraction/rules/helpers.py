@@ -7,7 +7,7 @@ from typing import Optional
 import numpy as np
 
 from stages.extraction.rules import OcrLine, extract_rules
-from stages.postprocess.normalize import id_check_char
+from stages.postprocess.values import id_check_char
 
 TODAY = date(2026, 6, 1)
 CHAR_W = 24

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from stages.extraction.rules import extract_rules
 from stages.extraction.rules.amounts import capital_run, prefer_capital
-from stages.postprocess.normalize import Normalized
+from stages.postprocess.values import Normalized
 from tests.stages.extraction.rules.helpers import TODAY, box, rows
 
 

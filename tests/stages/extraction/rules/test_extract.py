@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from stages.contracts.types import TextLine
-from stages.extraction.fields import FIELD_KEYS
+from stages.extraction.field_specs import FIELD_KEYS
 from stages.extraction.rules import RuleMatch, extract_rules, lines_from_records
 from tests.stages.extraction.rules.helpers import (
     EXPECTED,

@@ -101,7 +101,7 @@ def test_address_tails_ending_in_an_identity_word_are_trimmed(text, want):
 
 def test_a_company_name_is_no_product_name():
     from stages.extraction.rules.values import plausibility
-    from stages.extraction.fields import normalize_field
+    from stages.extraction.field_specs import normalize_field
 
     today = date(2026, 1, 1)
     assert plausibility("product_name", normalize_field("product_name", "华信永安人寿保险股份有限公司", today), "label") is None
@@ -110,7 +110,7 @@ def test_a_company_name_is_no_product_name():
 
 def test_a_product_names_a_kind_of_insurance():
     from stages.extraction.rules.values import plausibility
-    from stages.extraction.fields import normalize_field
+    from stages.extraction.field_specs import normalize_field
 
     today = date(2026, 1, 1)
     for label_like in ("承保单位", "保障额度"):

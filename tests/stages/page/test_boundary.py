@@ -10,7 +10,7 @@ import pytest
 
 from stages.contracts.config import NormalizeConfig
 from stages.contracts.types import Page
-from stages.normalize.boundary import find_page, flatten_light, normalize_boundary, order_corners
+from stages.page.boundary import find_page, flatten_light, normalize_boundary, order_corners
 from tests.conftest import SAMPLES
 
 CFG = NormalizeConfig()
@@ -84,7 +84,7 @@ def test_flatten_light_evens_a_shadow() -> None:
 
 
 def test_an_outline_must_lie_on_sharp_edges_all_round() -> None:
-    from stages.normalize.boundary import _edges, edge_support
+    from stages.page.boundary import _edges, edge_support
 
     img = np.full((300, 400), 60, np.uint8)
     img[50:250, 80:320] = 230  # a sheet with sharp sides

@@ -6,8 +6,8 @@ from datetime import date
 from typing import Callable, Optional
 
 from stages.contracts.fields import FIELD_INFO, FIELD_KEYS, FieldKind  # noqa: F401  (FIELD_KEYS re-exported)
-from stages.postprocess import normalize as nz
-from stages.postprocess.normalize import Normalized
+from stages.postprocess import values as nz
+from stages.postprocess.values import Normalized
 
 Normalizer = Callable[[str, date], Normalized]
 

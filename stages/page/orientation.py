@@ -22,7 +22,7 @@ import numpy as np
 from stages.contracts.config import NormalizeConfig, PredictorConfig, RecognitionConfig
 from stages.contracts.types import Page, PageTransform, StageError, TextBox
 from stages.recognition.crop import crop_quad
-from stages.recognition.orientation import OrientationClassifier
+from stages.recognition.line_classifier import OrientationClassifier
 
 log = logging.getLogger(__name__)
 

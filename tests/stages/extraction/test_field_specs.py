@@ -1,4 +1,4 @@
-"""The field registry in stages.extraction.fields."""
+"""The field registry in stages.extraction.field_specs."""
 from __future__ import annotations
 
 import dataclasses
@@ -6,7 +6,7 @@ from datetime import date
 
 import pytest
 
-from stages.extraction.fields import (
+from stages.extraction.field_specs import (
     AMOUNT_CHARSET,
     DATE_CHARSET,
     FIELD_KEYS,
@@ -16,7 +16,7 @@ from stages.extraction.fields import (
     FieldSpec,
     normalize_field,
 )
-from stages.postprocess.normalize import Normalized, id_check_char
+from stages.postprocess.values import Normalized, id_check_char
 
 TODAY = date(2026, 6, 1)
 

@@ -9,9 +9,9 @@ from typing import Sequence
 
 from stages.contracts.config import NormalizeConfig, PredictorConfig, RecognitionConfig
 from stages.contracts.types import Page, StageError, TextBox
-from stages.normalize.boundary import normalize_boundary
-from stages.normalize.fax import normalize_fax
-from stages.normalize.orientation import Detect, PageOrienter
+from stages.page.boundary import normalize_boundary
+from stages.page.fax import normalize_fax
+from stages.page.orientation import Detect, PageOrienter
 
 log = logging.getLogger(__name__)
 

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from stages.contracts.types import Page, PageTransform, TextLine
-from stages.normalize.mapback import fields_to_original, lines_to_original
-from stages.normalize.orientation import rotate_page
+from stages.page.mapback import fields_to_original, lines_to_original
+from stages.page.orientation import rotate_page
 
 
 def _perspective(w: int, h: int) -> np.ndarray:

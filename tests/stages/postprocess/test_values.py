@@ -1,4 +1,4 @@
-"""Unit and property-style tests of stages.postprocess.normalize."""
+"""Unit and property-style tests of stages.postprocess.values."""
 from __future__ import annotations
 
 import random
@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from stages.postprocess.normalize import (
+from stages.postprocess.values import (
     ISSUE_AMOUNT,
     ISSUE_AMOUNT_GROUPING,
     ISSUE_AMOUNT_MISMATCH,
@@ -476,7 +476,7 @@ def test_lookalikes_in_numeric_fields() -> None:
 
 
 def test_thousands_comma_read_as_a_full_stop():
-    from stages.postprocess.normalize import normalize_amount
+    from stages.postprocess.values import normalize_amount
 
     assert normalize_amount("￥23.392.70").value == "23392.70"
     assert normalize_amount("242.000元").value == "242000.00"  # 3 decimals: a misread thousands comma

@@ -8,7 +8,7 @@ import pytest
 
 from stages.contracts.config import DocpipeConfig, NormalizeConfig
 from stages.contracts.types import Page, PageTransform
-from stages.normalize.orientation import decide_rotation, rotate_page, rotation_matrix
+from stages.page.orientation import decide_rotation, rotate_page, rotation_matrix
 from tests.conftest import SAMPLES
 
 ANGLES = (0, 90, 180, 270)
@@ -65,7 +65,7 @@ def test_decision_table() -> None:
 @pytest.fixture(scope="module")
 def stages():
     from stages.detection.detector import TextDetector
-    from stages.normalize.orientation import PageOrienter
+    from stages.page.orientation import PageOrienter
 
     cfg = DocpipeConfig()
     return TextDetector(cfg.detection, cfg.predictor), PageOrienter(cfg.normalize, cfg.recognition, cfg.predictor)

@@ -8,8 +8,8 @@ import numpy as np
 
 from stages.contracts.config import NormalizeConfig
 from stages.contracts.types import Page
-from stages.normalize.fax import despeckle, is_binarised, normalize_fax
-from stages.normalize.orientation import rotate_page
+from stages.page.fax import despeckle, is_binarised, normalize_fax
+from stages.page.orientation import rotate_page
 from tests.conftest import SAMPLES
 
 
