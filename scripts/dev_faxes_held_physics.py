@@ -5,7 +5,7 @@ measuring what the test faxes stress without reading the test split.
 
 Each document is the dev split's document ``i`` of ``seed`` (dev layouts, dev label wordings), passed through
 ``samples.synth.variants.fax`` with its held-out branch taken. Nothing here trains a model: the held-out physics
-stay out of every training set. Used in docs/real_world_pages.md (session 8) as ``devaniso``.
+stay out of every training set. docs/accuracy.md calls it ``devaniso``.
 """
 from __future__ import annotations
 

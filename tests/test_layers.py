@@ -1,4 +1,4 @@
-"""The import graph keeps the layers of DESIGN §1: nothing imports from a layer above its own (read with ast,
+"""The import graph keeps the layers of docs/architecture.md: nothing imports from a layer above its own (read with ast,
 so lazy imports inside functions count too), and no source file grows past 600 lines."""
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Dev-set measures: token-level P/R/F1 over field tags and field-level exact match (numpy only).
 
-Field matching compares span *text* with whitespace removed (the normalizers of DESIGN.md section 5 are a
+Field matching compares span *text* with whitespace removed (the normalizers of docs/schema.md are a
 later stage): a predicted field is right when its best span's text equals the text of one of the gold
 spans of that field on the page.
 """
@@ -42,7 +42,7 @@ def predicted_texts(chars: Sequence[str], tags: Sequence[int], probs: Optional[S
 class ValueScorer:
     """Field-level exact match per page: each field's gold values (a set; empty = the page has none) against the
     one value predicted (None = none). :class:`Scorer` feeds it span texts; validator-aware decoding feeds it
-    *normalised values* (DESIGN.md section 5, :func:`gold_values`)."""
+    *normalised values* (docs/schema.md, :func:`gold_values`)."""
 
     fields: tuple[str, ...] = FIELDS
     counts: dict[str, list[int]] = field(default_factory=dict)  # key -> [tp, n_pred, n_gold]

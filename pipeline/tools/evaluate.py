@@ -1,4 +1,4 @@
-"""``docpipe eval DIR``: accuracy report against ground-truth JSON (DESIGN.md §6).
+"""``docpipe eval DIR``: accuracy report against ground-truth JSON (measures: docs/accuracy.md).
 
 DIR holds page images with a JSON beside each (``x.jpg`` + ``x.json`` with ``fields`` and ``lines``, as
 written by ``docpipe synth``). Reports per-field precision/recall/F1 of exact normalized matches, micro-F1,

@@ -1,4 +1,4 @@
-"""Accuracy measures (DESIGN.md §6): character error rate of OCR lines."""
+"""Accuracy measures (docs/accuracy.md, "How accuracy is measured"): character error rate of OCR lines."""
 from __future__ import annotations
 
 import re

@@ -1,4 +1,4 @@
-"""Field scoring exactly as DESIGN.md §6: exact normalized matches; a predicted null for a present field
+"""Field scoring as docs/accuracy.md defines it: exact normalized matches; a predicted null for a present field
 is a miss; a value for an absent field is a false positive; a wrong value is both."""
 from __future__ import annotations
 

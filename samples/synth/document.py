@@ -5,7 +5,7 @@ Ground truth (``{split}_{i:05d}.json``, schema ``docpipe-synth/1``)::
     {"schema": "docpipe-synth/1", "split": "train", "seed": 0, "index": 7,
      "layout": "<family>", "font": "<main typeface>", "degradations": ["rotate:-1.20", ..., "jpeg:78"],
      "jpeg_quality": 78, "image": "train_00007.jpg", "width": 990, "height": 1400,
-     "fields": {<15 keys of DESIGN.md §5>: normalized value or null},
+     "fields": {<the 15 keys of docs/schema.md>: normalized value or null},
      "field_text": {<key>: exact printed text of the value or null},
      "lines": [{"text": str, "polygon": [[x, y] x 4], "labels": ["O" | "B-<key>" | "I-<key>" per char],
                 "char_boxes": [[x0, y0, x1, y1] per char]}]}

@@ -1,4 +1,4 @@
-"""Printed forms of field values, and the normalized values of DESIGN.md §5.
+"""Printed forms of field values, and the normalized values of docs/schema.md.
 
 Each ``print_*`` function returns the exact text put on the page; ``normalize_*`` and
 ``amount_value``/``iso_date`` give the value a perfect extractor must return for it.

@@ -1,6 +1,6 @@
 """Field labels as printed on policies, and how they are decorated.
 
-``SHARED_LABELS`` may appear in every split (they include every synonym listed in DESIGN.md §5).
+``SHARED_LABELS`` may appear in every split (they include every synonym listed in docs/schema.md).
 ``HELD_OUT_LABELS`` appear only in the ``test`` split (see :mod:`samples.synth.splits`).
 ``SECTION_LABELS`` are the short labels used inside a titled section (``投保人信息`` → ``姓名``);
 they are shared by all splits.

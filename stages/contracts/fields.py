@@ -1,4 +1,4 @@
-"""The output fields of DESIGN §5 as a contract: every key in schema order, its Chinese label, its kind and
+"""The output fields (docs/schema.md) as a contract: every key in schema order, its Chinese label, its kind and
 whether a policy must have it. Normalizers and OCR charsets live with the extraction stage."""
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ class FieldInfo:
     required: bool  # a policy cannot be processed without it: missing -> needs_review
 
 
-# In DESIGN §5 order.
+# In schema order (docs/schema.md).
 FIELD_INFO: tuple[FieldInfo, ...] = (
     FieldInfo("policy_number", "保险单号", "code", True),
     FieldInfo("insurer", "保险公司", "text", True),

@@ -31,8 +31,8 @@ class ModelSpec:
     subdir: str
     dict_file: Optional[str] = None  # rec: dictionary file relative to the package
     dict_in_yml: bool = False  # rec: dictionary is PostProcess.character_dict of inference.yml
-    mkldnn_ok: bool = True  # False: the model fails under oneDNN (README "Model choice")
-    bf16_ok: bool = False  # runs in oneDNN bfloat16 on CPUs with fast bf16 (README "bfloat16 recognition")
+    mkldnn_ok: bool = True  # False: the model fails under oneDNN (docs/decisions.md)
+    bf16_ok: bool = False  # runs in oneDNN bfloat16 on CPUs with fast bf16 (docs/decisions.md)
 
 
 @dataclass(frozen=True)

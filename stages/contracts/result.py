@@ -1,4 +1,4 @@
-"""Builds the schema-v1 result record of DESIGN.md §4."""
+"""Builds the schema-v1 result record (docs/schema.md)."""
 from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Optional, Sequence
@@ -30,7 +30,7 @@ def line_json(line: TextLine, include_chars: bool = False) -> dict[str, Any]:
 
 def page_json(page: Page, lines: Sequence[TextLine], include_chars: bool = False) -> dict[str, Any]:
     """A page record: size of the image the user gave, the rotation applied to read it (degrees clockwise;
-    DESIGN.md §4), a ``transform`` (3x3, given pixels -> rectified pixels) when it was rectified, and its lines
+    docs/schema.md), a ``transform`` (3x3, given pixels -> rectified pixels) when it was rectified, and its lines
     (polygons already in given-image pixels)."""
     t = page.transform
     width, height = t.original_size if t is not None else (page.width, page.height)

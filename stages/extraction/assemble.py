@@ -1,6 +1,6 @@
 """From field candidates to the output's ``fields``: normalization, constrained CTC re-decoding,
 cross-field validation, calibrated confidence (evidence.py, confidence.py), polygon and the review decision
-(routing.py) (DESIGN.md §4-§5).
+(routing.py); the output is described in docs/schema.md.
 
 Candidates come from the ERNIE-Layout extractor (``model``) and from the rules baseline (``rules``); both
 point at characters of the OCR lines, so every field keeps its polygon, its recognition probabilities

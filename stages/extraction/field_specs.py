@@ -1,4 +1,4 @@
-"""The field registry (DESIGN §5): every output key, its Chinese label, kind, normalizer and OCR charset."""
+"""The field registry (docs/schema.md): every output key, its Chinese label, kind, normalizer and OCR charset."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -76,7 +76,7 @@ CHARSETS: dict[FieldKind, Optional[str]] = {
 }
 
 
-# In DESIGN §5 order, from the contract's field table.
+# In schema order (docs/schema.md), from the contract's field table.
 FIELDS: dict[str, FieldSpec] = {
     f.key: FieldSpec(f.key, f.label_zh, f.kind, KEY_NORMALIZERS.get(f.key, NORMALIZERS[f.kind]), f.required,
                      CHARSETS[f.kind])

@@ -19,7 +19,7 @@ ROLES: tuple[str, ...] = ("schedule", "letter", "terms", "other")
 _ARTICLE = re.compile(r"^\s*第[一二三四五六七八九十百零〇0-9]+[条章节]")
 _LETTER_MARKS = ("尊敬的", "此致", "敬礼", "函", "致客户", "一封信", "您好")
 _TERMS_MARKS = ("条款", "释义", "责任免除", "保险责任", "合同解除", "争议处理")
-# words of schedule labels (DESIGN.md §5); a schedule page carries many of them, each on its own label
+# words of schedule labels (docs/schema.md); a schedule page carries many of them, each on its own label
 _SCHEDULE_WORDS = ("保险单号", "保单号", "投保人", "被保险人", "受益人", "身份证", "证件号", "联系电话", "手机",
                    "地址", "保险金额", "保险费", "保费", "生效", "起期", "止期", "满期", "签单", "签发", "险种", "产品名称")
 

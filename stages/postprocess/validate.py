@@ -1,4 +1,4 @@
-"""Cross-field checks over normalized values (DESIGN §4 ``issues``).
+"""Cross-field checks over normalized values (the ``issues`` of docs/schema.md).
 
 Input is a mapping ``field key -> normalized value`` (ISO dates, cleaned ID numbers; ``None`` or a missing
 key means not found). Output holds only the fields that have issues: ``field key -> issue codes``.

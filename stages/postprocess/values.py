@@ -1,4 +1,4 @@
-"""Field value normalization (DESIGN §5): text as read -> normalized value plus machine-readable issues.
+"""Field value normalization (docs/schema.md, "Fields"): text as read -> normalized value plus machine-readable issues.
 
 Every function here is pure: it takes the text (and, where the answer depends on it, ``today``) and
 returns a :class:`Normalized`. Nothing raises on bad input; a value that cannot be made is ``None``

@@ -20,7 +20,7 @@ from stages.postprocess.values import Normalized, id_check_char
 
 TODAY = date(2026, 6, 1)
 
-DESIGN_ORDER = (
+SCHEMA_ORDER = (
     "policy_number", "insurer", "product_name", "policyholder_name", "policyholder_id_number", "policyholder_phone",
     "policyholder_address", "insured_name", "insured_id_number", "beneficiary_name", "sum_insured", "premium",
     "effective_date", "expiry_date", "issue_date",
@@ -28,8 +28,8 @@ DESIGN_ORDER = (
 
 
 def test_all_fifteen_keys_in_design_order() -> None:
-    assert tuple(FIELDS) == DESIGN_ORDER
-    assert FIELD_KEYS == DESIGN_ORDER
+    assert tuple(FIELDS) == SCHEMA_ORDER
+    assert FIELD_KEYS == SCHEMA_ORDER
     assert all(spec.key == key for key, spec in FIELDS.items())
 
 
