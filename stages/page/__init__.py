@@ -1,1 +1,1 @@
-"""Page normalization before extraction: orientation (and, later, document boundary) with recorded transforms."""
+"""Page normalization before extraction: document boundary, fax smoothing and orientation, with recorded transforms."""
