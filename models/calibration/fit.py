@@ -1,7 +1,7 @@
 """Fit the field-confidence calibrator on a dev split's ``docpipe eval --json`` report(s) and write
 ``models/weights/calibration/calibration.json`` (loaded at run time by ``stages/extraction/confidence.py``).
 
-    PYTHONPATH=$PWD python -m pipeline.cli eval /work/data/dev5 --config configs/uncalibrated.yaml --json dev5.json
+    PYTHONPATH=$PWD python -m pipeline.cli eval data/dev5 --config configs/uncalibrated.yaml --json dev5.json
     PYTHONPATH=$PWD python -m models.calibration.fit dev5.json --out models/weights/calibration
 
 Candidates (chosen by 5-fold cross-validation grouped by document, lowest held-out log loss): logistic
