@@ -112,7 +112,7 @@ function renderFields() {
     input.value = f && f.value != null ? f.value : "";
     input.dataset.key = key;
     input.addEventListener("focus", () => activate(key, false));
-    input.addEventListener("input", () => { if (input.value === "") delete state.picks[key]; showSource(key); });
+    input.addEventListener("input", () => { if (input.value === "") delete state.picks[key]; showSource(key); markPicked(); });
     const meta = document.createElement("div");
     meta.className = "meta";
     const raw = f && f.text != null ? f.text : "—";
@@ -134,17 +134,32 @@ function renderFields() {
 
 function lineText(p) { return state.doc.result.pages[p.page].lines[p.line].text.slice(p.start, p.end); }
 
-// Under the field: which lines its value comes from, or that the clicked lines will not be kept.
+// The part of the clicked lines the value was taken from (as the server narrows it), or null when typed.
+function narrowed(picks, value) {
+  const texts = picks.map(lineText), at = value ? texts.join("").indexOf(value) : -1;
+  if (at < 0) return null;
+  const out = [];
+  let off = 0;
+  picks.forEach((p, i) => {
+    const a = Math.max(at - off, 0), b = Math.min(at + value.length - off, texts[i].length);
+    if (a < b) out.push(Object.assign({}, p, { start: p.start + a, end: p.start + b }));
+    off += texts[i].length;
+  });
+  return out;
+}
+
+// Under the field: which lines (and characters) its value comes from, or that the clicked lines are dropped.
 function showSource(key) {
   const el = $("src-" + key);
   if (!el) return;
   const picks = state.picks[key] || [];
-  const value = $("f-" + key).value.trim();
-  el.classList.remove("dropped");
+  const spans = narrowed(picks, $("f-" + key).value.trim());
+  el.classList.toggle("dropped", !!picks.length && !spans);
   if (!picks.length) { el.textContent = ""; return; }
-  const where = `page ${picks[0].page + 1}, line${picks.length > 1 ? "s" : ""} ` + picks.map((p) => p.line).join(" + ");
-  if (value && picks.map(lineText).join("").includes(value)) el.textContent = "from " + where;
-  else { el.textContent = `typed: ${where} not kept as the source`; el.classList.add("dropped"); }
+  if (!spans) { el.textContent = "typed: the clicked lines are not kept as its source"; return; }
+  const lines = state.doc.result.pages[spans[0].page].lines;
+  el.textContent = `from page ${spans[0].page + 1}, line${spans.length > 1 ? "s" : ""} ` + spans.map((s) =>
+    s.start === 0 && s.end === lines[s.line].text.length ? `${s.line}` : `${s.line} [${s.start}–${s.end})`).join(" + ");
 }
 
 async function showPage(p) {
@@ -223,8 +238,11 @@ function zoom(how) {
   applyZoom();
 }
 
+// Highlights the lines the active field's value is taken from (what approving will keep).
 function markPicked() {
-  const picked = new Set((state.picks[state.active] || []).filter((p) => p.page === state.page).map((p) => p.line));
+  const key = state.active, input = key && $("f-" + key);
+  const spans = (input && narrowed(state.picks[key] || [], input.value.trim())) || [];
+  const picked = new Set(spans.filter((p) => p.page === state.page).map((p) => p.line));
   document.querySelectorAll("#overlay polygon.line").forEach((el) =>
     el.classList.toggle("picked", picked.has(Number(el.dataset.line))));
 }
@@ -243,14 +261,21 @@ function activate(key, focusInput) {
   if (poly) poly.scrollIntoView({ block: "nearest", inline: "nearest" });
 }
 
-// Click-to-fill: the active field gets the clicked line's text; Shift+click adds the line (click order).
-function pickLine(lineIndex, add) {
+// Where the value starts in a "label：value" line (after the first colon), 0 when there is none.
+function afterLabel(text) {
+  const m = /^[^：:]{1,12}[：:]\s*/.exec(text);
+  return m && m[0].length < text.length ? m[0].length : 0;
+}
+
+// Click-to-fill: the active field gets the clicked line's text; Shift+click adds the line (click order);
+// Alt+click takes only what follows the line's label ("投保人：张三" -> "张三").
+function pickLine(lineIndex, add, valueOnly) {
   const key = state.active;
   if (!key) { status("select a field first"); return; }
   const text = state.doc.result.pages[state.page].lines[lineIndex].text;
   let picks = add ? (state.picks[key] || []).filter((p) => p.page === state.page) : [];
   if (add && picks.some((p) => p.line === lineIndex)) picks = picks.filter((p) => p.line !== lineIndex);
-  else picks.push({ page: state.page, line: lineIndex, start: 0, end: text.length });
+  else picks.push({ page: state.page, line: lineIndex, start: valueOnly ? afterLabel(text) : 0, end: text.length });
   state.picks[key] = picks;
   const input = $("f-" + key);
   input.value = picks.map(lineText).join("");
@@ -275,7 +300,7 @@ $("overlay").addEventListener("click", (e) => {
   if (!state.doc) return;
   if (e.ctrlKey || e.metaKey) { const key = fieldAt(e); if (key) activate(key, true); return; }
   const el = e.target.closest("polygon.line");
-  if (el) pickLine(Number(el.dataset.line), e.shiftKey);
+  if (el) pickLine(Number(el.dataset.line), e.shiftKey, e.altKey);
 });
 
 async function approve() {
