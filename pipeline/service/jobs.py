@@ -108,7 +108,7 @@ class JobDatabase:
         self._db.execute("PRAGMA foreign_keys=ON")
         self._db.executescript(_SCHEMA)
         if "sources" not in {r[1] for r in self._db.execute("PRAGMA table_info(corrections)")}:
-            self._db.execute("ALTER TABLE corrections ADD COLUMN sources TEXT")  # a store from before spans
+            self._db.execute("ALTER TABLE corrections ADD COLUMN sources TEXT")  # a store created without the column
 
     def close(self) -> None:
         with self._lock:

@@ -98,11 +98,11 @@ async def add_correction(job_id: str, idx: int, body: Correction, request: Reque
     if any(v is not None and len(v) > 1000 for v in body.fields.values()):
         raise ServiceError(422, "ValueTooLong", "a field value is over 1000 characters")
     if set(body.sources) - set(body.fields):
-        raise ServiceError(422, "UnknownField", "a source is given for a field that has no value in 'fields'")
+        raise ServiceError(422, "UnknownField", "'sources' names a field that is not in 'fields'")
     spans: dict = {}
     if body.sources:
         doc = await run_in_threadpool(svc.store.document, job_id, idx)
-        if doc is None or doc["result"] is None:
+        if doc is None or doc["status"] != "done" or doc["result"] is None:
             raise ServiceError(404, "NoSuchDocument", "no finished job document to correct")
         clicked = {k: [c.model_dump() for c in v] for k, v in body.sources.items()}
         try:

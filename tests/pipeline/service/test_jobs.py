@@ -92,7 +92,7 @@ def test_correction_never_changes_machine_result(tmp_path):
 def test_correction_keeps_source_spans_and_a_store_without_the_column_gains_it(tmp_path):
     path = tmp_path / "j.sqlite3"
     store = JobDatabase(path, KEYS)
-    store._db.execute("ALTER TABLE corrections DROP COLUMN sources")  # the table as written before spans
+    store._db.execute("ALTER TABLE corrections DROP COLUMN sources")  # a store created without the column
     store.close()
     store = JobDatabase(path, KEYS)
     jid = store.create_job([("a.png", b"a")])
