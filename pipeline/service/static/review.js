@@ -243,8 +243,10 @@ function markPicked() {
   const key = state.active, input = key && $("f-" + key);
   const spans = (input && narrowed(state.picks[key] || [], input.value.trim())) || [];
   const picked = new Set(spans.filter((p) => p.page === state.page).map((p) => p.line));
-  document.querySelectorAll("#overlay polygon.line").forEach((el) =>
-    el.classList.toggle("picked", picked.has(Number(el.dataset.line))));
+  document.querySelectorAll("#overlay polygon.line").forEach((el) => {
+    el.classList.toggle("picked", picked.has(Number(el.dataset.line)));
+    if (picked.has(Number(el.dataset.line))) $("overlay").appendChild(el);  // drawn above the field polygons
+  });
 }
 
 function activate(key, focusInput) {
@@ -330,6 +332,15 @@ function moveField(delta) {
   if (next) next.focus();
 }
 
+// Alt+↓ / Alt+↑: the next / previous field with a review reason or a validator issue.
+function moveFlagged(delta) {
+  const inputs = Array.from($("fields").querySelectorAll("input"));
+  const flagged = new Set(Array.from($("fields").querySelectorAll(".field.flagged input")));
+  for (let i = inputs.indexOf(document.activeElement) + delta; i >= 0 && i < inputs.length; i += delta) {
+    if (flagged.has(inputs[i])) { inputs[i].focus(); return; }
+  }
+}
+
 document.addEventListener("keydown", (e) => {
   const inInput = e.target.tagName === "INPUT";
   if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) { e.preventDefault(); approve().catch((err) => status(err.message)); }
@@ -342,6 +353,8 @@ document.addEventListener("keydown", (e) => {
   else if ((e.altKey || !inInput) && e.key === "0") { e.preventDefault(); zoom("fit"); }
   else if (e.altKey && e.key === "ArrowRight" && state.qi < state.queue.length - 1) { e.preventDefault(); openDoc(state.qi + 1); }
   else if (e.altKey && e.key === "ArrowLeft" && state.qi > 0) { e.preventDefault(); openDoc(state.qi - 1); }
+  else if (e.altKey && e.key === "ArrowDown") { e.preventDefault(); moveFlagged(1); }
+  else if (e.altKey && e.key === "ArrowUp") { e.preventDefault(); moveFlagged(-1); }
   else if (e.key === "ArrowDown" && !e.altKey) { e.preventDefault(); moveField(1); }
   else if (e.key === "ArrowUp" && !e.altKey) { e.preventDefault(); moveField(-1); }
 });

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import zipfile
 
 import httpx
@@ -10,10 +11,21 @@ import pytest
 
 from models.extractor.corrections import labelled_pages
 from pipeline.service.app import create_app
+from pipeline.service.review import STATIC_DIR
 from stages.extraction.ernie_features import LABELS
 from tests.pipeline.service.conftest import live_server, service_config
 
-pytestmark = pytest.mark.slow
+
+
+def test_page_builds_no_markup_from_strings_and_loads_nothing_external():
+    files = {p.name: p.read_text(encoding="utf-8") for p in STATIC_DIR.iterdir()}
+    assert {"review.html", "review.js", "review.css"} <= set(files)
+    for name, text in files.items():
+        for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"):
+            assert sink not in text, (name, sink)
+        # the only absolute URL is the SVG namespace; every asset is served from /static
+        assert set(re.findall(r"https?://[^\s\"')]+", text)) <= {"http://www.w3.org/2000/svg"}, name
+        assert "@import" not in text and "url(" not in text, name
 
 
 def _poly(i: int) -> list[list[float]]:
@@ -31,6 +43,7 @@ def _machine() -> dict:
             "needs_review": True, "review_reasons": ["low_confidence:policyholder_name", "missing:insured_name"]}
 
 
+@pytest.mark.slow
 def test_correction_source_lines_are_checked_narrowed_stored_and_exported(inline_engine, tmp_path):
     app = create_app(service_config(tmp_path / "svc"), engine=inline_engine)
     store = app.state.svc.store

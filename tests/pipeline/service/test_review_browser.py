@@ -75,6 +75,15 @@ def test_click_to_fill_approve_export_and_read_back_as_training_labels(inline_en
             for reason in machine["review_reasons"]:
                 kind, key = reason.split(":")
                 assert kind in page.locator(f'div.field[data-key="{key}"] .reason').all_inner_texts()
+            # the first flagged field has the focus; Alt+↓ / Alt+↑ go from flagged field to flagged field
+            flagged = [k for k in machine["fields"] if any(r.endswith(":" + k) for r in machine["review_reasons"])
+                       or (machine["fields"][k] or {}).get("issues")]
+            assert page.evaluate("document.activeElement.id") == "f-" + flagged[0]
+            for key in flagged[1:]:
+                page.keyboard.press("Alt+ArrowDown")
+                assert page.evaluate("document.activeElement.id") == "f-" + key
+            page.keyboard.press("Alt+ArrowUp")
+            assert page.evaluate("document.activeElement.id") == "f-" + flagged[-2]
             # policyholder_name: each click replaces the value (a wrong line, its text after the label, the right one)
             page.focus("#f-policyholder_name")
             _line(page, label_line).click()
