@@ -5,6 +5,8 @@ schema-v1 record ``docpipe extract`` wrote for it, with ``fields[*].value`` corr
 (``null`` for a field the document does not have). The OCR lines in ``pages[*].lines`` are the text the
 extractor sees; each corrected value is located in them and its characters get ``B-/I-`` tags:
 
+0. the reviewer's source span (``fields[k].source_lines``: page, line index, character range, written by
+   click-to-fill on the review page) when it still matches the page's lines;
 1. the span the pipeline read (``fields[k].text``) when it still normalises to the corrected value;
 2. else the shortest run of characters (within a line, or across two consecutive lines) whose
    normalised value equals the corrected value, nearest to ``fields[k].polygon`` when there are several.
@@ -37,6 +39,7 @@ class LabelledPage:
     doc: TrainingDoc
     found: tuple[str, ...]  # fields located and labelled
     missing: tuple[str, ...]  # corrected values not found in the OCR text
+    from_source_lines: tuple[str, ...] = ()  # of ``found``: labelled from the reviewer's source span
 
 
 def _line_boxes(line: dict) -> np.ndarray:
@@ -98,6 +101,36 @@ def _find(
     return best[1] if best else None
 
 
+def _source_page(src: Any) -> Optional[int]:
+    """The page of a field's ``source_lines`` (None when there are none or they are malformed)."""
+    if not isinstance(src, list) or not src or not all(isinstance(s, dict) for s in src):
+        return None
+    try:
+        pages = {int(s["page"]) for s in src}
+    except (KeyError, TypeError, ValueError):
+        return None
+    return pages.pop() if len(pages) == 1 else None
+
+
+def _from_source_lines(src: list[dict], raw_lines: Sequence[dict], kept: dict[int, int]) -> Optional[list[tuple[int, int]]]:
+    """``(line, char)`` positions of a reviewer's span, in click order; None when a span no longer matches
+    the page (a line index out of range, a character range outside the line, or other text there)."""
+    pos: list[tuple[int, int]] = []
+    for s in src:
+        try:
+            line, start = int(s["line"]), int(s.get("start") or 0)
+            text = str(raw_lines[line].get("text") or "") if 0 <= line < len(raw_lines) else ""
+            end = len(text) if s.get("end") is None else int(s["end"])
+        except (KeyError, TypeError, ValueError):
+            return None
+        if line not in kept or not 0 <= start < end <= len(text):
+            return None
+        if s.get("text") is not None and str(s["text"]) != text[start:end]:
+            return None
+        pos.extend((kept[line], ci) for ci in range(start, end))
+    return pos or None
+
+
 def labelled_pages(result: dict, name: str = "", today: Optional[date] = None) -> list[LabelledPage]:
     """One :class:`LabelledPage` per page of a corrected schema-v1 record."""
     today = today or date.today()
@@ -112,18 +145,29 @@ def labelled_pages(result: dict, name: str = "", today: Optional[date] = None) -
         raise ValueError(f"{name}: unknown fields {sorted(unknown)}")
     out = []
     for pi, page in enumerate(pages):
-        lines = [ln for ln in page.get("lines", []) if ln.get("text")]
+        raw_lines = page.get("lines", [])
+        kept = {j: k for k, j in enumerate(j for j, ln in enumerate(raw_lines) if ln.get("text"))}
+        lines = [ln for ln in raw_lines if ln.get("text")]
         texts = [str(ln["text"]) for ln in lines]
         boxes = [_line_boxes(ln) for ln in lines]
         labels = [np.zeros(len(t), dtype=np.int64) for t in texts]
-        found, missing = [], []
+        found, missing, spanned = [], [], []
         for key, f in fields.items():
             if not isinstance(f, dict) or f.get("value") in (None, ""):
                 continue
-            on_page = int(f.get("page", 0) or 0) == pi
-            if not on_page and len(pages) > 1:
+            src_page = _source_page(f.get("source_lines"))
+            if src_page is not None and not 0 <= src_page < len(pages):
+                src_page = None  # not a page of this record: searched like a value without a span
+            page_of = src_page if src_page is not None else int(f.get("page", 0) or 0)
+            if page_of != pi and (len(pages) > 1 or src_page is not None):
                 continue
-            pos = _find(key, str(f["value"]), f.get("text"), _centre(f.get("polygon")), texts, boxes, today)
+            pos = _from_source_lines(f["source_lines"], raw_lines, kept) if src_page is not None else None
+            if pos is not None:
+                spanned.append(key)
+            else:
+                if src_page is not None:
+                    log.warning("%s: source_lines do not match page %d; searching the value", key, pi)
+                pos = _find(key, str(f["value"]), f.get("text"), _centre(f.get("polygon")), texts, boxes, today)
             if pos is None:
                 missing.append(key)
                 continue
@@ -131,7 +175,7 @@ def labelled_pages(result: dict, name: str = "", today: Optional[date] = None) -
                 labels[li][ci] = LABEL_TO_ID[("B-" if k == 0 else "I-") + key]
             found.append(key)
         doc = TrainingDoc(f"{name}#{pi}", float(page["width"]), float(page["height"]), texts, boxes, labels, None, None)
-        out.append(LabelledPage(doc, tuple(found), tuple(missing)))
+        out.append(LabelledPage(doc, tuple(found), tuple(missing), tuple(spanned)))
     return out
 
 

@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     package(result.model, spec, cfg, vocab, args.out, result.best_report, extra={
         "command": command, "base": str(base), "labels_dir": str(args.labels), "pages": len(docs),
         "fields_found": sum(len(p.found) for p in pages), "fields_not_found": sum(len(p.missing) for p in pages),
-        "skipped_files": errors, "steps_done": result.steps,
+        "fields_from_source_lines": sum(len(p.from_source_lines) for p in pages), "skipped_files": errors, "steps_done": result.steps,
         "rehearsal": {"dir": str(args.rehearse or ""), "pages": len(synthetic), "share": args.rehearse_share},
     })
     sys.stdout.write(json.dumps({

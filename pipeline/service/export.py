@@ -16,9 +16,21 @@ from pipeline.service.jobs import JobDatabase
 _EXT = {"jpeg": "jpg", "png": "png", "bmp": "bmp", "webp": "webp", "tiff": "tif", "pdf": "pdf"}
 
 
-def corrected_result(machine: dict[str, Any], fields: dict[str, Optional[str]], correction_id: int) -> dict[str, Any]:
+def _around(polygons: list[Any]) -> Optional[list[list[float]]]:
+    """The axis-aligned rectangle around ``polygons`` (None when one is missing)."""
+    pts = [xy for poly in polygons if poly for xy in poly]
+    if not pts or any(not poly for poly in polygons):
+        return None
+    x0, y0 = min(p[0] for p in pts), min(p[1] for p in pts)
+    x1, y1 = max(p[0] for p in pts), max(p[1] for p in pts)
+    return [[x0, y0], [x1, y0], [x1, y1], [x0, y1]]
+
+
+def corrected_result(machine: dict[str, Any], fields: dict[str, Optional[str]], correction_id: int,
+                     sources: Optional[dict[str, list[dict[str, Any]]]] = None) -> dict[str, Any]:
     """A copy of ``machine`` whose ``fields[k].value`` are the reviewer's (a field the machine missed gets a
-    record with no polygon; one the reviewer cleared becomes null)."""
+    record with no polygon; one the reviewer cleared becomes null). A value filled by clicking OCR lines
+    gets ``source_lines`` (the spans, review_spans.py), and ``text``, ``page`` and ``polygon`` from them."""
     out = copy.deepcopy(machine)
     for key, value in fields.items():
         if value is None:
@@ -28,6 +40,10 @@ def corrected_result(machine: dict[str, Any], fields: dict[str, Optional[str]], 
         else:
             out["fields"][key] = {"value": value, "text": None, "confidence": None, "page": None, "polygon": None,
                                   "valid": None, "issues": []}
+        spans = (sources or {}).get(key)
+        if value is not None and spans:
+            out["fields"][key].update(source_lines=copy.deepcopy(spans), text="".join(s["text"] for s in spans),
+                                      page=spans[0]["page"], polygon=_around([s.get("polygon") for s in spans]))
     out["needs_review"] = False
     out["review_reasons"] = []
     out["review"] = {"correction_id": correction_id, "corrected_fields": sorted(
@@ -40,7 +56,7 @@ def label_items(store: JobDatabase) -> Iterator[tuple[str, bytes, dict[str, Any]
     for c in store.latest_corrections():
         ext = _EXT.get(sniff_format(c["input"][:1024]) or "", "bin")
         stem = f"{c['job_id']}_{c['idx']}"
-        yield f"{stem}.{ext}", c["input"], corrected_result(c["machine_result"], c["fields"], c["id"])
+        yield f"{stem}.{ext}", c["input"], corrected_result(c["machine_result"], c["fields"], c["id"], c.get("sources"))
 
 
 def export_folder(store: JobDatabase, out_dir: str | Path) -> int:

@@ -62,7 +62,8 @@ CREATE TABLE IF NOT EXISTS corrections (
     sha256 TEXT NOT NULL,
     input BLOB NOT NULL,             -- a copy: corrections outlive the job's retention
     machine_result TEXT NOT NULL,    -- the machine result as it was when approved (never modified)
-    fields TEXT NOT NULL             -- {field: corrected value or null}
+    fields TEXT NOT NULL,            -- {field: corrected value or null}
+    sources TEXT                     -- {field: [source line span, ...]} (review_spans.py) or NULL
 );
 """
 
@@ -106,6 +107,8 @@ class JobDatabase:
         self._db.execute("PRAGMA synchronous=FULL")
         self._db.execute("PRAGMA foreign_keys=ON")
         self._db.executescript(_SCHEMA)
+        if "sources" not in {r[1] for r in self._db.execute("PRAGMA table_info(corrections)")}:
+            self._db.execute("ALTER TABLE corrections ADD COLUMN sources TEXT")  # a store created without the column
 
     def close(self) -> None:
         with self._lock:
@@ -229,12 +232,13 @@ class JobDatabase:
                                  "WHERE job_id=? AND idx=?", (job_id, idx)).fetchone()
             if r is None:
                 return None
-            corr = self._db.execute("SELECT id, created, fields FROM corrections WHERE job_id=? AND idx=? ORDER BY id",
-                                    (job_id, idx)).fetchall()
+            corr = self._db.execute("SELECT id, created, fields, sources FROM corrections WHERE job_id=? AND idx=? "
+                                    "ORDER BY id", (job_id, idx)).fetchall()
         out = dict(r)
         out["index"] = out.pop("idx")
         out["result"] = json.loads(r["result"]) if r["result"] else None
-        out["corrections"] = [{"id": c["id"], "created": c["created"], "fields": json.loads(c["fields"])} for c in corr]
+        out["corrections"] = [{"id": c["id"], "created": c["created"], "fields": json.loads(c["fields"]),
+                               "sources": json.loads(c["sources"] or "{}")} for c in corr]
         return out
 
     def input_bytes(self, job_id: str, idx: int) -> Optional[bytes]:
@@ -254,18 +258,20 @@ class JobDatabase:
                  "review_reasons": json.loads(r["result"]).get("review_reasons", [])} for r in rows]
 
     # -- corrections ------------------------------------------------------------------------------
-    def add_correction(self, job_id: str, idx: int, fields: dict[str, Optional[str]]) -> Optional[int]:
-        """Store a reviewer's field values beside the machine result (which stays as it is)."""
+    def add_correction(self, job_id: str, idx: int, fields: dict[str, Optional[str]],
+                       sources: Optional[dict[str, list[dict[str, Any]]]] = None) -> Optional[int]:
+        """Store a reviewer's field values (and the OCR line spans they were taken from) beside the machine
+        result (which stays as it is)."""
         with self._tx() as db:
             r = db.execute("SELECT name, sha256, input, result FROM documents WHERE job_id=? AND idx=? AND status='done'",
                            (job_id, idx)).fetchone()
             if r is None:
                 return None
             cur = db.execute(
-                "INSERT INTO corrections(job_id, idx, created, name, sha256, input, machine_result, fields) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO corrections(job_id, idx, created, name, sha256, input, machine_result, fields, sources) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (job_id, idx, time.time(), r["name"], r["sha256"], r["input"], r["result"],
-                 json.dumps(fields, ensure_ascii=False)),
+                 json.dumps(fields, ensure_ascii=False), json.dumps(sources, ensure_ascii=False) if sources else None),
             )
             return int(cur.lastrowid)
 
@@ -277,7 +283,8 @@ class JobDatabase:
                 "GROUP BY job_id, idx) m ON m.id = c.id ORDER BY c.id").fetchall()
         for r in rows:
             yield {"id": r["id"], "job_id": r["job_id"], "idx": r["idx"], "sha256": r["sha256"], "input": bytes(r["input"]),
-                   "machine_result": json.loads(r["machine_result"]), "fields": json.loads(r["fields"])}
+                   "machine_result": json.loads(r["machine_result"]), "fields": json.loads(r["fields"]),
+                   "sources": json.loads(r["sources"] or "{}")}
 
     # -- retention --------------------------------------------------------------------------------
     def purge(self, retention_s: float, now: Optional[float] = None) -> int:

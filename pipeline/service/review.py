@@ -1,5 +1,6 @@
 """Review routes: the static review page, the queue of ``needs_review`` documents, a document's result and
-page images, approving (a correction record stored beside the machine result) and the labels export."""
+page images, approving (a correction record, with the OCR line spans clicked to fill its values, stored beside
+the machine result) and the labels export."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,9 +15,20 @@ from starlette.concurrency import run_in_threadpool
 from pipeline.core.sources import load_pages
 from pipeline.service.errors import ServiceError
 from pipeline.service.export import export_zip
+from pipeline.service.review_spans import SpanError, source_spans
 
 STATIC_DIR = Path(__file__).with_name("static")
 router = APIRouter()
+
+
+class SourceLine(BaseModel):
+    """One OCR line of the machine result a value was taken from (click-to-fill on the review page)."""
+
+    model_config = ConfigDict(extra="forbid")
+    page: int = Field(..., ge=0, le=10_000, description="index in the result's pages")
+    line: int = Field(..., ge=0, le=100_000, description="index in that page's lines")
+    start: int = Field(0, ge=0, le=100_000, description="first character taken")
+    end: Optional[int] = Field(None, ge=1, le=100_000, description="one past the last character; null = line end")
 
 
 class Correction(BaseModel):
@@ -24,6 +36,9 @@ class Correction(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     fields: dict[str, Optional[str]] = Field(..., description="field key -> corrected value or null")
+    sources: dict[str, list[SourceLine]] = Field(
+        default_factory=dict, description="field key -> the OCR lines clicked to fill it, in click order; the "
+        "stored span is narrowed to the saved value, or dropped when the value does not occur in them")
 
 
 def _svc(request: Request):
@@ -82,10 +97,22 @@ async def add_correction(job_id: str, idx: int, body: Correction, request: Reque
         raise ServiceError(422, "UnknownField", f"unknown field key(s): {', '.join(unknown)}")
     if any(v is not None and len(v) > 1000 for v in body.fields.values()):
         raise ServiceError(422, "ValueTooLong", "a field value is over 1000 characters")
-    cid = await run_in_threadpool(svc.store.add_correction, job_id, idx, body.fields)
+    if set(body.sources) - set(body.fields):
+        raise ServiceError(422, "UnknownField", "'sources' names a field that is not in 'fields'")
+    spans: dict = {}
+    if body.sources:
+        doc = await run_in_threadpool(svc.store.document, job_id, idx)
+        if doc is None or doc["status"] != "done" or doc["result"] is None:
+            raise ServiceError(404, "NoSuchDocument", "no finished job document to correct")
+        clicked = {k: [c.model_dump() for c in v] for k, v in body.sources.items()}
+        try:
+            spans = source_spans(doc["result"], body.fields, clicked)
+        except SpanError as exc:
+            raise ServiceError(422, "BadSourceLine", str(exc)) from None
+    cid = await run_in_threadpool(svc.store.add_correction, job_id, idx, body.fields, spans)
     if cid is None:
         raise ServiceError(404, "NoSuchDocument", "no finished job document to correct")
-    return JSONResponse({"id": cid, "job_id": job_id, "index": idx}, status_code=201)
+    return JSONResponse({"id": cid, "job_id": job_id, "index": idx, "sources": spans}, status_code=201)
 
 
 @router.get("/v1/corrections/export", summary="Approved corrections as a zip of the labels format "

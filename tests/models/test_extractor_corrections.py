@@ -52,3 +52,58 @@ def test_folder_needs_an_image_beside_each_json(tmp_path: Path) -> None:
     pages, errors = load_labelled_folder(tmp_path, TODAY)
     assert len(pages) == 1 and pages[0].doc.name == "d0.json#0"
     assert set(errors) == {"d1.json", "d2.json"} and "no image" in errors["d2.json"]
+
+
+def _line_of(res: dict, value: str) -> int:
+    return next(i for i, ln in enumerate(res["pages"][0]["lines"]) if value in ln["text"])
+
+
+def _labelled_at(page, key: str) -> list[tuple[int, int]]:
+    return [(li, ci) for li, labels in enumerate(page.doc.labels) for ci, lab in enumerate(labels)
+            if LABELS[int(lab)] in (f"B-{key}", f"I-{key}")]
+
+
+def test_source_lines_give_the_clicked_characters_not_the_first_match() -> None:
+    res = corrected_result(5)
+    lines = res["pages"][0]["lines"]
+    name = res["fields"]["policyholder_name"]["value"]
+    first = _line_of(res, name)
+    # the same name printed again further down (a signature line); the reviewer clicked that one
+    lines.insert(0, {"text": "", "score": 0.0, "polygon": [[0, 0], [1, 0], [1, 1], [0, 1]]})  # raw indices != kept
+    lines.append({"text": "签名" + name, "score": 0.9, "polygon": [[40, 900], [140, 900], [140, 924], [40, 924]]})
+    last = len(lines) - 1
+    f = res["fields"]["policyholder_name"]
+    (page,) = labelled_pages(res, "doc5", TODAY)
+    assert _labelled_at(page, "policyholder_name")[0][0] == first  # searched: the first occurrence (kept index)
+    f["source_lines"] = [{"page": 0, "line": last, "start": 2, "end": 2 + len(name), "text": name,
+                          "polygon": lines[last]["polygon"]}]
+    (page,) = labelled_pages(res, "doc5", TODAY)
+    kept_last = len(page.doc.texts) - 1
+    assert _labelled_at(page, "policyholder_name") == [(kept_last, 2 + i) for i in range(len(name))]
+    assert _spans(page)["policyholder_name"] == name
+    assert page.from_source_lines == ("policyholder_name",) and "policyholder_name" in page.found
+
+
+def test_source_lines_join_several_lines_in_click_order() -> None:
+    res = corrected_result(6)
+    lines = res["pages"][0]["lines"]
+    lines += [{"text": "历下区88号", "polygon": [[40, 900], [160, 900], [160, 924], [40, 924]]},
+              {"text": "山东省济南市", "polygon": [[40, 940], [160, 940], [160, 964], [40, 964]]}]
+    n = len(lines)
+    res["fields"]["insured_name"]["value"] = "山东省济南市历下区88号"  # any value: the span decides
+    res["fields"]["insured_name"]["source_lines"] = [{"page": 0, "line": n - 1}, {"page": 0, "line": n - 2}]
+    (page,) = labelled_pages(res, "doc6", TODAY)
+    tags = [LABELS[int(x)] for x in page.doc.labels[n - 1]] + [LABELS[int(x)] for x in page.doc.labels[n - 2]]
+    assert tags == ["B-insured_name"] + ["I-insured_name"] * 11
+    assert "insured_name" in page.from_source_lines
+
+
+def test_stale_source_lines_fall_back_to_searching_the_value() -> None:
+    res = corrected_result(7)
+    f = res["fields"]["policyholder_name"]
+    for bad in ([{"page": 0, "line": 999}], [{"page": 0, "line": 0, "start": 0, "end": 1, "text": "不是这个"}],
+                [{"page": 3, "line": 0}], [{"line": 0}], "line 0"):
+        f["source_lines"] = bad
+        (page,) = labelled_pages(res, "doc7", TODAY)
+        assert _spans(page)["policyholder_name"] == f["value"], bad
+        assert "policyholder_name" in page.found and not page.from_source_lines

@@ -82,8 +82,23 @@ def test_correction_never_changes_machine_result(tmp_path):
     doc = store.document(jid, 0)
     assert doc["result"]["fields"]["policy_number"]["value"] == "X1"
     assert doc["corrections"] == [{"id": cid, "created": doc["corrections"][0]["created"],
-                                   "fields": {"policy_number": "X2", "insured_name": "李四"}}]
+                                   "fields": {"policy_number": "X2", "insured_name": "李四"}, "sources": {}}]
     assert store.review_queue() == []
     assert store.add_correction(jid, 7, {}) is None
     latest = list(store.latest_corrections())
     assert json.dumps(latest[0]["fields"], ensure_ascii=False) == '{"policy_number": "X2", "insured_name": "李四"}'
+
+
+def test_correction_keeps_source_spans_and_a_store_without_the_column_gains_it(tmp_path):
+    path = tmp_path / "j.sqlite3"
+    store = JobDatabase(path, KEYS)
+    store._db.execute("ALTER TABLE corrections DROP COLUMN sources")  # a store created without the column
+    store.close()
+    store = JobDatabase(path, KEYS)
+    jid = store.create_job([("a.png", b"a")])
+    store.claim(1)
+    store.finish(jid, 0, result("a.png", reasons=["missing:insured_name"]))
+    span = {"page": 0, "line": 3, "start": 0, "end": 2, "text": "李四", "polygon": [[0, 0], [9, 0], [9, 9], [0, 9]]}
+    store.add_correction(jid, 0, {"insured_name": "李四"}, {"insured_name": [span]})
+    assert store.document(jid, 0)["corrections"][0]["sources"] == {"insured_name": [span]}
+    assert list(store.latest_corrections())[0]["sources"] == {"insured_name": [span]}
