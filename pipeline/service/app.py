@@ -146,6 +146,9 @@ def create_app(config: DocpipeConfig, *, host: Optional[str] = None, engine: Any
     app = FastAPI(title="docpipe", version="1", lifespan=lifespan, docs_url=None, redoc_url=None,
                   description="OCR -> NER extraction of Chinese insurance policies (schema-v1 results). See docs/service.md.")
     app.state.svc = svc
+    from pipeline.service.routes import UPLOAD_PATHS
+
+    app.add_middleware(BodyCap, limit=sc.max_json_bytes, exempt=UPLOAD_PATHS)  # inside the request middleware
     http.install(app, svc, error_response)
 
     @app.exception_handler(ServiceError)
@@ -176,7 +179,6 @@ def create_app(config: DocpipeConfig, *, host: Optional[str] = None, engine: Any
     app.include_router(review.router)
     app.mount("/static", StaticFiles(directory=review.STATIC_DIR), name="static")
     apidocs.install(app)
-    app.add_middleware(BodyCap, limit=sc.max_json_bytes, exempt=routes.UPLOAD_PATHS)
     return app
 
 

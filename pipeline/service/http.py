@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from typing import Iterable, Optional
+from typing import Iterable, Iterator, Optional
 from urllib.parse import urlsplit
 
 from fastapi import Request
@@ -34,13 +34,24 @@ def route_label(request: Request) -> str:
     if route is not None:
         return getattr(route, "path", "unmatched")
     partial = None
-    for candidate in request.app.router.routes:
+    for candidate in _leaf_routes(request.app.router.routes):
         match, _ = candidate.matches(request.scope)
         if match == Match.FULL:
-            return getattr(candidate, "path", "unmatched")
+            return candidate.path
         if match == Match.PARTIAL and partial is None:  # the path matches, the method does not (405)
-            partial = getattr(candidate, "path", None)
+            partial = candidate.path
     return partial or "unmatched"
+
+
+def _leaf_routes(routes) -> Iterator:
+    """Routes with a path template; routers included without a prefix are walked into (FastAPI keeps them
+    as one entry holding ``original_router``)."""
+    for route in routes:
+        inner = getattr(route, "original_router", None)
+        if inner is not None:
+            yield from _leaf_routes(inner.routes)
+        elif isinstance(getattr(route, "path", None), str):
+            yield route
 
 
 def host_name(host_header: str) -> Optional[str]:
