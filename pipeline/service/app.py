@@ -9,7 +9,6 @@ import os
 import threading
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
 from fastapi import FastAPI, Request

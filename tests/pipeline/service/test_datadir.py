@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -48,8 +49,12 @@ def test_second_instance_on_the_same_data_dir_exits_and_touches_nothing(tmp_path
             page = small_page()
             job = c.post("/v1/jobs", files=[("file", (f"p{i}.png", page)) for i in range(4)])
             assert job.status_code == 202
-            while c.get(job.headers["location"]).json()["document_status"].get("running", 0) == 0:
-                pass
+            while True:  # until the first instance has a document running
+                status = c.get(job.headers["location"]).json()
+                assert status["status"] in ("queued", "running"), "the job ended before a document was seen running"
+                if status["document_status"].get("running", 0):
+                    break
+                time.sleep(0.02)
             before = (data / "jobs.sqlite3").stat().st_mtime_ns
             for other_port in (port, free_port()):  # its port taken or not: refused before anything opens
                 second = subprocess.run(
