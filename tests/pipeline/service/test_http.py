@@ -148,3 +148,5 @@ def test_x_filename_is_utf8_and_docs_are_served_locally(inline_engine, tmp_path)
         assert spec["security"] == [{"bearer": []}] and spec["paths"]["/healthz"]["get"]["security"] == []
         err = spec["paths"]["/v1/extract"]["post"]["responses"]["429"]["content"]["application/json"]["schema"]
         assert err == {"$ref": "#/components/schemas/ErrorEnvelope"} and "ErrorEnvelope" in spec["components"]["schemas"]
+        ok = spec["paths"]["/v1/jobs"]["post"]["responses"]["202"]["content"]["application/json"]["schema"]
+        assert ok == {"$ref": "#/components/schemas/Job"} and "Result" in spec["components"]["schemas"]
