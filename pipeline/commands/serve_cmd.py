@@ -16,7 +16,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", help="YAML config (see configs/default.yaml, section service:)")
     p.add_argument("--host", help="bind address (default service.host, 127.0.0.1); non-loopback needs a token")
     p.add_argument("--port", type=int, help="port (default service.port, 8000)")
-    p.add_argument("--data-dir", help="job store folder (default service.data_dir)")
+    p.add_argument("--data-dir", help="job store folder (default service.data_dir, else the per-user data folder, "
+                   "e.g. ~/.local/share/docpipe); one docpipe serve per folder")
     p.add_argument("--export-corrections", metavar="DIR",
                    help="write approved corrections as a labels folder (X.<ext> + X.json) and exit")
 
@@ -31,11 +32,16 @@ def run(args: argparse.Namespace) -> int:
     sc = config.service
     if args.export_corrections:
         from pipeline.service.app import DB_NAME
+        from pipeline.service.datadir import data_dir_of
         from pipeline.service.export import export_folder
         from pipeline.service.jobs import JobDatabase
         from stages.contracts.fields import FIELD_KEYS
 
-        store = JobDatabase(sc.data_dir / DB_NAME, FIELD_KEYS)
+        db = data_dir_of(sc.data_dir) / DB_NAME
+        if not db.is_file():
+            sys.stderr.write(f"docpipe: no job store at {db}\n")
+            return 2
+        store = JobDatabase(db, FIELD_KEYS)
         n = export_folder(store, args.export_corrections)
         store.close()
         sys.stderr.write(f"docpipe: wrote {n} labelled document(s) to {args.export_corrections}\n")
@@ -44,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
         import uvicorn
 
         from pipeline.service.app import create_app
+        from pipeline.service.datadir import DataDirBusy
         from pipeline.service.logs import use_json_logs
     except ImportError as exc:
         sys.stderr.write(f"docpipe serve needs the serve extra (pip install -e '.[serve]'): {exc}\n")
@@ -53,11 +60,14 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         sys.stderr.write(f"docpipe: {exc}\n")
         return 2
+    except DataDirBusy as exc:  # before anything in the folder was opened
+        sys.stderr.write(f"docpipe: {exc}\n")
+        return 3
     if sc.json_logs:
         use_json_logs()
     # Paddle installs C++ handlers for SIGTERM/SIGINT when first imported; import it before uvicorn installs
     # its own, or a SIGTERM arriving after the models load would kill the process without a graceful stop.
     import paddle  # noqa: F401
     uvicorn.run(app, host=sc.host, port=sc.port, log_config=None, access_log=False,
-                timeout_graceful_shutdown=30)
+                timeout_graceful_shutdown=30, limit_concurrency=sc.limit_concurrency)
     return 0

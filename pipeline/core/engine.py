@@ -16,6 +16,7 @@ import atexit
 import functools
 import logging
 import multiprocessing as mp
+import pickle
 import queue
 import signal
 import threading
@@ -96,11 +97,37 @@ def worker_loop(worker_id: int, config: DocpipeConfig, inbox, send) -> None:
             break
 
 
-def _process_main(worker_id: int, config: DocpipeConfig, inbox, conn) -> None:
+def _log_setup() -> Optional[tuple[int, logging.Formatter]]:
+    """The parent's root log level and formatter (e.g. the service's JSON formatter), for spawned workers,
+    which start with no logging configured; None when the parent has no handler."""
+    root = logging.getLogger()
+    for handler in root.handlers:
+        if handler.formatter is not None:
+            try:
+                pickle.dumps(handler.formatter)
+            except Exception:  # a formatter tied to its process (a test runner's): workers keep their default
+                return None
+            return root.level, handler.formatter
+    return None
+
+
+def _apply_log_setup(setup: Optional[tuple[int, logging.Formatter]]) -> None:
+    if setup is None:
+        return
+    level, formatter = setup
+    handler = logging.StreamHandler()
+    handler.setFormatter(formatter)
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+
+
+def _process_main(worker_id: int, config: DocpipeConfig, inbox, conn, log_setup=None) -> None:
     # Ctrl-C in a terminal signals the whole process group. Only the parent should act on it (it closes the
     # engine cleanly); a worker killed by it would be restarted and its documents retried. Set before the
     # predictors are built.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _apply_log_setup(log_setup)  # the worker's records go out as the parent's do (JSON under docpipe serve)
     worker_loop(worker_id, config, inbox, conn.send)
     conn.close()
 
@@ -143,7 +170,7 @@ class _Worker:
             self.inbox = ctx.Queue()
             self.conn, child = ctx.Pipe(duplex=False)
             self.runner = ctx.Process(
-                target=_process_main, args=(wid, cfg, self.inbox, child), daemon=True, name=f"docpipe-worker-{wid}"
+                target=_process_main, args=(wid, cfg, self.inbox, child, _log_setup()), daemon=True, name=f"docpipe-worker-{wid}"
             )
             self.runner.start()
             child.close()

@@ -4,17 +4,21 @@ recognize -> extract -> assemble. N sources in -> N results out, in order; a fai
 that document's error record and never touches the others.
 
 Dynamic batching lives here at the document level: the pages of all documents in a batch are detected
-together, and all their text lines are recognized together."""
+together, and all their text lines are recognized together, in groups of at most ``input.max_pixels_per_page``
+pixels; pages are decoded one group at a time and keep only their geometry once read, so memory is bounded by
+a group, not by the documents' page count."""
 from __future__ import annotations
 
 import logging
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterator, Optional, Sequence
 
+import numpy as np
+
 from pipeline.core.gpu import stage_streams
-from pipeline.core.sources import DecodeError, load_pages
+from pipeline.core.sources import DecodeError, PageStream, open_pages
 from stages.contracts.config import DocpipeConfig
 from stages.contracts.result import build_result, error_result, page_json
 from stages.contracts.types import Capture, Page, Source, StageError, TextBox, TextLine, source_name
@@ -41,6 +45,7 @@ class DocumentState:
     extraction: Optional[DocumentFields] = None
     error: Optional[StageError] = None
     timings: dict[str, float] = field(default_factory=dict)
+    stream: Optional[PageStream] = None  # the opened input while its pages are being read
 
 
 class _StageFailure(Exception):
@@ -85,27 +90,35 @@ class DocumentProcessor:
         return out
 
     def process_batch(self, sources: Sequence[Source], names: Optional[Sequence[str]] = None) -> list[dict[str, Any]]:
-        """The flow. Detection and recognition run on the whole batch; if one of them raises for the batch,
-        each document is run alone so that only the one that breaks the stage fails."""
+        """The flow. Pages are decoded as they are read: the pages of the batch go through detection and
+        recognition in groups of at most ``input.max_pixels_per_page`` pixels (one page at least), and each
+        page's pixels are dropped once it is read, so a long document costs about a page of memory. If a group
+        raises for all its pages, each document in it is run alone so that only the one that breaks the stage
+        fails."""
         t_start = time.perf_counter()
         names = list(names) if names is not None else [source_name(s, i) for i, s in enumerate(sources)]
-        docs = self.decode(sources, names)
+        docs = self.open(sources, names)
         try:
-            self.read_text(docs)
-        except _StageFailure as failure:
-            docs = self._read_text_one_by_one(sources, names, failure)
+            for group in self._page_groups(docs):
+                self._read_group(group)
+        finally:
+            for doc in docs:
+                if doc.stream is not None:
+                    doc.stream.close()
+                    doc.stream = None
         self.extract(docs)
         share = _ms(t_start) / max(len(docs), 1)
         return [self.assemble(doc, share) for doc in docs]
 
     # -- the stages, in flow order ---------------------------------------------------------------------
-    def decode(self, sources: Sequence[Source], names: Sequence[str]) -> list[DocumentState]:
+    def open(self, sources: Sequence[Source], names: Sequence[str]) -> list[DocumentState]:
+        """Each document opened (limits checked from its headers); no page is decoded yet."""
         docs = []
         for src, name in zip(sources, names):
             t0 = time.perf_counter()
             doc = DocumentState(name=name)
             try:
-                doc.pages = load_pages(src, self.config.input, name=name)
+                doc.stream = open_pages(src, self.config.input, name=name)
             except DecodeError as exc:
                 doc.error = exc.as_stage_error()
             except Exception as exc:  # never let one input stop the batch
@@ -114,52 +127,99 @@ class DocumentProcessor:
             docs.append(doc)
         return docs
 
-    def read_text(self, docs: list[DocumentState]) -> None:
-        with _stage("detect"):
-            self.detect(docs)
-        with _stage("recognize"):
-            self.recognize(docs)
-
-    def detect(self, docs: list[DocumentState]) -> None:
-        live = [(d, p) for d in docs if d.error is None for p in d.pages]
-        if not live:
-            return
-        norm = self.normalizer.detect([p for _, p in live], self.detector.detect_batch)
-        pages = iter(norm.pages)
+    def _page_groups(self, docs: list[DocumentState]) -> Iterator[list[tuple[DocumentState, int]]]:
+        """(document, page index) in batch order, cut into groups of at most ``max_pixels_per_page`` pixels."""
+        budget = self.config.input.max_pixels_per_page
+        group: list[tuple[DocumentState, int]] = []
+        pixels = 0
         for doc in docs:
-            if doc.error is None:
-                doc.pages = [next(pages) for _ in doc.pages]  # upright (maybe rectified) pages, detected as such
-        results = norm.boxes
-        share, norm_share = norm.detect_ms / len(live), norm.normalize_ms / len(live)
-        for (doc, _), res in zip(live, results):
+            if doc.stream is None:
+                continue
+            for index, (w, h) in enumerate(doc.stream.sizes):
+                if group and pixels + w * h > budget:
+                    yield group
+                    group, pixels = [], 0
+                group.append((doc, index))
+                pixels += w * h
+        if group:
+            yield group
+
+    def _decode_page(self, doc: DocumentState, index: int) -> Optional[Page]:
+        if doc.error is not None or doc.stream is None:
+            return None
+        t0 = time.perf_counter()
+        try:
+            return doc.stream.page(index)
+        except DecodeError as exc:
+            doc.error = exc.as_stage_error()
+        except Exception as exc:
+            doc.error = StageError("decode", type(exc).__name__, f"{doc.name}: page {index + 1}: {exc}")
+        finally:
+            doc.timings["decode"] = doc.timings.get("decode", 0.0) + _ms(t0)
+        return None
+
+    def _read_group(self, group: list[tuple[DocumentState, int]]) -> None:
+        """Decode, detect and recognize one group of pages; each page keeps only its geometry afterwards."""
+        entries = [(doc, page) for doc, index in group if (page := self._decode_page(doc, index)) is not None]
+        try:
+            read = self.read_text(entries)
+        except _StageFailure as failure:
+            by_doc: dict[int, list[tuple[DocumentState, Page]]] = {}
+            for doc, page in entries:
+                by_doc.setdefault(id(doc), []).append((doc, page))
+            if len(by_doc) == 1:
+                entries[0][0].error = entries[0][0].error or failure.error
+                return
+            log.warning("a group of %d documents failed in %s (%s); retrying one by one", len(by_doc),
+                        failure.error.stage, failure.error.message)
+            read = []
+            for alone in by_doc.values():
+                try:
+                    read += self.read_text(alone)
+                except _StageFailure as single:
+                    alone[0][0].error = alone[0][0].error or single.error
+        for doc, page, boxes, lines in read:
+            if doc.error is not None:
+                continue
+            doc.pages.append(_without_pixels(page))
+            doc.boxes.append(boxes if not isinstance(boxes, StageError) else [])
+            doc.lines.append(lines if not isinstance(lines, StageError) else [])
+            err = boxes if isinstance(boxes, StageError) else lines if isinstance(lines, StageError) else None
+            doc.error = doc.error or err
+
+    def read_text(self, entries: list[tuple[DocumentState, Page]]) -> list[tuple[DocumentState, Page, Any, Any]]:
+        """(document, normalized page, boxes or StageError, lines or StageError) per page; nothing is stored
+        on the documents here but timings, so a failed group can be read again document by document."""
+        if not entries:
+            return []
+        with _stage("detect"):
+            detected = self.detect(entries)
+        with _stage("recognize"):
+            return self.recognize(detected)
+
+    def detect(self, entries: list[tuple[DocumentState, Page]]) -> list[tuple[DocumentState, Page, Any]]:
+        norm = self.normalizer.detect([p for _, p in entries], self.detector.detect_batch)
+        share, norm_share = norm.detect_ms / len(entries), norm.normalize_ms / len(entries)
+        out = []
+        for (doc, _), page, res in zip(entries, norm.pages, norm.boxes):  # upright (maybe rectified) pages
             doc.timings["normalize"] = doc.timings.get("normalize", 0.0) + norm_share
             doc.timings["detect"] = doc.timings.get("detect", 0.0) + share
-            if isinstance(res, StageError):
-                doc.error = doc.error or res
-                doc.boxes.append([])
-            else:
-                doc.boxes.append(res)
+            out.append((doc, page, res))
+        return out
 
-    def recognize(self, docs: list[DocumentState]) -> None:
-        live = [d for d in docs if d.error is None]
-        pages = [PageBoxes(p.image, boxes, id(d), p.second_look, p.capture) for d in live for p, boxes in zip(d.pages, d.boxes)]
-        if not any(p.boxes for p in pages):
-            for doc in live:
-                doc.lines = [[] for _ in doc.pages]
-            return
-        t0 = time.perf_counter()
-        results = iter(self.reader.read(pages))
-        total, n_boxes = _ms(t0), sum(len(p.boxes) for p in pages)
-        for doc in live:
-            doc.lines = []
-            for page_result in (next(results) for _ in doc.pages):
-                if isinstance(page_result, StageError):
-                    doc.error = doc.error or page_result
-                    page_result = []
-                doc.lines.append(page_result)
-            doc_boxes = sum(len(b) for b in doc.boxes)
-            if doc_boxes:
-                doc.timings["recognize"] = total * doc_boxes / n_boxes
+    def recognize(self, detected: list[tuple[DocumentState, Page, Any]]) -> list[tuple[DocumentState, Page, Any, Any]]:
+        live = [(doc, page, boxes) for doc, page, boxes in detected if not isinstance(boxes, StageError)]
+        pages = [PageBoxes(p.image, boxes, id(d), p.second_look, p.capture) for d, p, boxes in live]
+        lines: dict[int, Any] = {}
+        if any(p.boxes for p in pages):
+            t0 = time.perf_counter()
+            results = self.reader.read(pages)
+            total, n_boxes = _ms(t0), sum(len(p.boxes) for p in pages)
+            for (doc, page, boxes), res in zip(live, results):
+                lines[id(page)] = res
+                if boxes:
+                    doc.timings["recognize"] = doc.timings.get("recognize", 0.0) + total * len(boxes) / n_boxes
+        return [(doc, page, boxes, lines.get(id(page), [])) for doc, page, boxes in detected]
 
     def extract(self, docs: list[DocumentState]) -> None:
         for doc in docs:
@@ -187,21 +247,12 @@ class DocumentProcessor:
         extra = {"diagnostics": ex.diagnostics} if self.config.output.diagnostics else None
         return build_result(doc.name, pages, fields, [], timings, review_reasons=ex.review_reasons, extra=extra)
 
-    # -- whole-batch failure ----------------------------------------------------------------------------
-    def _read_text_one_by_one(self, sources: Sequence[Source], names: Sequence[str],
-                              failure: _StageFailure) -> list[DocumentState]:
-        docs = self.decode(sources, names)
-        if len(docs) == 1:
-            docs[0].error = docs[0].error or failure.error
-            return docs
-        log.warning("batch of %d failed in %s (%s); retrying one by one", len(docs), failure.error.stage,
-                    failure.error.message)
-        for doc in docs:
-            try:
-                self.read_text([doc])
-            except _StageFailure as single:
-                doc.error = doc.error or single.error
-        return docs
+
+def _without_pixels(page: Page) -> Page:
+    """The page once it has been read: the same size, index and transform (all that extraction and the result
+    need), its pixels replaced by a read-only zero-byte view of that shape, so they can be freed."""
+    shape = page.image.shape
+    return replace(page, image=np.broadcast_to(np.zeros((1, 1, 3), np.uint8), shape), second_look=None)
 
 
 @contextmanager

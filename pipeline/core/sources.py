@@ -16,7 +16,7 @@ import re
 import threading
 import warnings
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
 import numpy as np
 from PIL import Image, ImageOps
@@ -84,16 +84,27 @@ def sniff_file(path: str | Path) -> Optional[str]:
 
 
 def load_pages(source: Source, cfg: InputConfig, name: str | None = None) -> list[Page]:
-    """Decode ``source`` into pages (HxWx3 uint8 BGR, page index, source name).
+    """Decode ``source`` into pages (HxWx3 uint8 BGR, page index, source name), all at once.
 
     ``source`` is a path (``str`` or :class:`~pathlib.Path`), the file's content (``bytes``) or an image
     array (HxW gray, HxWx3 BGR or HxWx4 BGRA; uint8, uint16, bool or float in [0, 1]). ``name`` is used
     in page sources and error messages (default: the path, ``<bytes>`` or ``<array>``).
-    Raises :class:`DecodeError`.
+    Raises :class:`DecodeError`. :func:`open_pages` decodes one page at a time instead.
     """
+    with open_pages(source, cfg, name) as doc:
+        return list(doc)
+
+
+def open_pages(source: Source, cfg: InputConfig, name: str | None = None) -> "PageStream":
+    """A document whose limits (file size, page count, each page's pixels and the document's total pixels,
+    ``input.max_pixels_per_document``) are checked from its headers now, before any pixel is decoded; its
+    pages are decoded one at a time as they are asked for (iterate, or :meth:`PageStream.page`), so holding a
+    document costs its bytes plus the page being decoded. Close it (``with``) when done. Raises
+    :class:`DecodeError`."""
     if isinstance(source, np.ndarray):
         label = name or "<array>"
-        return [Page(index=0, image=_array_to_bgr(source, cfg, label), source=label)]
+        image = _array_to_bgr(source, cfg, label)
+        return PageStream(label, [(image.shape[1], image.shape[0])], lambda i: image)
     if isinstance(source, (bytes, bytearray, memoryview)):
         label = name or "<bytes>"
         data = bytes(source)
@@ -103,12 +114,62 @@ def load_pages(source: Source, cfg: InputConfig, name: str | None = None) -> lis
             raise DecodeError(
                 "FileTooLarge", f"{label}: {len(data)} bytes exceeds the limit of {cfg.max_file_bytes} bytes"
             )
-        return _decode_bytes(data, cfg, label)
+        return _open_bytes(data, cfg, label)
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         label = name or str(source)
-        return _decode_bytes(_read_file(path, cfg, label), cfg, label, extension=path.suffix.lower())
+        return _open_bytes(_read_file(path, cfg, label), cfg, label, extension=path.suffix.lower())
     raise DecodeError("UnsupportedFormat", f"{name or '<input>'}: cannot decode a {type(source).__name__}")
+
+
+class PageStream:
+    """The pages of one opened document: ``sizes`` (width, height per page, from the headers) and ``len``
+    known up front; each page decoded only when asked for. Iterating yields :class:`Page` in order."""
+
+    def __init__(self, label: str, sizes: list[tuple[int, int]], decode: Callable[[int], np.ndarray],
+                 close: Optional[Callable[[], None]] = None):
+        self.label = label
+        self.sizes = sizes
+        self._decode = decode
+        self._close = close
+
+    def __len__(self) -> int:
+        return len(self.sizes)
+
+    @property
+    def total_pixels(self) -> int:
+        return sum(w * h for w, h in self.sizes)
+
+    def page(self, index: int) -> Page:
+        """Decode page ``index`` (0-based) alone. Raises IndexError outside the document, DecodeError."""
+        if not 0 <= index < len(self.sizes):
+            raise IndexError(index)
+        return Page(index=index, image=self._decode(index), source=self.label)
+
+    def __iter__(self) -> Iterator[Page]:
+        for index in range(len(self.sizes)):
+            yield self.page(index)
+
+    def close(self) -> None:
+        if self._close is not None:
+            close, self._close = self._close, None
+            close()
+
+    def __enter__(self) -> "PageStream":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _check_document(sizes: list[tuple[int, int]], cfg: InputConfig, label: str, extra: str = "") -> None:
+    total = sum(int(w) * int(h) for w, h in sizes)
+    if total > cfg.max_pixels_per_document:
+        raise DecodeError(
+            "DocumentTooLarge",
+            f"{label}: {len(sizes)} page(s) of {total} pixels in all{extra} exceed the limit of "
+            f"{cfg.max_pixels_per_document} pixels per document",
+        )
 
 
 # --------------------------------------------------------------------------------------------- files
@@ -145,7 +206,7 @@ def _read_file(path: Path, cfg: InputConfig, label: str) -> bytes:
     return data
 
 
-def _decode_bytes(data: bytes, cfg: InputConfig, label: str, extension: str = "") -> list[Page]:
+def _open_bytes(data: bytes, cfg: InputConfig, label: str, extension: str = "") -> PageStream:
     kind = sniff_format(data[:1024])
     if kind is None:
         hint = ""
@@ -153,14 +214,14 @@ def _decode_bytes(data: bytes, cfg: InputConfig, label: str, extension: str = ""
             hint = f" (the name says {extension}, the content is not a {extension.lstrip('.').upper()} file)"
         raise DecodeError("UnsupportedFormat", f"{label}: not a JPEG, PNG, BMP, WebP, TIFF or PDF file{hint}")
     if kind == "pdf":
-        return _decode_pdf(data, cfg, label)
-    return _decode_raster(data, kind, cfg, label)
+        return _open_pdf(data, cfg, label)
+    return _open_raster(data, kind, cfg, label)
 
 
 # -------------------------------------------------------------------------------------------- raster
 
 
-def _decode_raster(data: bytes, kind: str, cfg: InputConfig, label: str) -> list[Page]:
+def _open_raster(data: bytes, kind: str, cfg: InputConfig, label: str) -> PageStream:
     what = _PIL_FORMATS[kind]
     try:
         # Image.open reads only the header; Pillow's own bomb check warns (or raises) on the declared size.
@@ -175,22 +236,34 @@ def _decode_raster(data: bytes, kind: str, cfg: InputConfig, label: str) -> list
         raise DecodeError("ImageTooLarge", f"{label}: {size} exceeds the limit of {limit} pixels per page") from None
     except Exception as exc:  # Pillow raises many types for malformed headers
         raise DecodeError("UnreadableImage", f"{label}: not a readable {what} image ({_reason(exc)})") from None
-    with im:
+    try:
         n_frames = int(getattr(im, "n_frames", 1) or 1) if kind == "tiff" else 1
         if n_frames > cfg.max_pages:
             raise DecodeError("TooManyPages", f"{label}: {n_frames} pages exceeds the limit of {cfg.max_pages}")
-        pages = []
-        for index in range(n_frames):
-            try:
-                if index:
-                    im.seek(index)
-            except Exception as exc:
-                raise DecodeError("UnreadableImage", f"{label}: page {index + 1}: {_reason(exc)}") from None
+        sizes = []
+        for index in range(n_frames):  # seeking a TIFF reads its page directory, not its pixels
+            _seek(im, index, label)
             w, h = im.size
             _check_pixels(w, h, cfg, label, index if n_frames > 1 else None)
-            image = _frame_to_bgr(im, label, index if n_frames > 1 else None)
-            pages.append(Page(index=index, image=image, source=label))
-    return pages
+            sizes.append((int(w), int(h)))
+        _check_document(sizes, cfg, label)
+    except BaseException:
+        im.close()
+        raise
+
+    def decode(index: int) -> np.ndarray:
+        _seek(im, index, label)
+        return _frame_to_bgr(im, label, index if n_frames > 1 else None)
+
+    return PageStream(label, sizes, decode, im.close)
+
+
+def _seek(im: Image.Image, index: int, label: str) -> None:
+    try:
+        if im.tell() != index:
+            im.seek(index)
+    except Exception as exc:
+        raise DecodeError("UnreadableImage", f"{label}: page {index + 1}: {_reason(exc)}") from None
 
 
 def _frame_to_bgr(im: Image.Image, label: str, index: Optional[int]) -> np.ndarray:
@@ -282,7 +355,7 @@ def _to_uint8(arr: np.ndarray, label: str) -> np.ndarray:
 # ------------------------------------------------------------------------------------------------- PDF
 
 
-def _decode_pdf(data: bytes, cfg: InputConfig, label: str) -> list[Page]:
+def _open_pdf(data: bytes, cfg: InputConfig, label: str) -> PageStream:
     import pypdfium2 as pdfium
 
     scale = cfg.pdf_dpi / 72.0
@@ -304,19 +377,29 @@ def _decode_pdf(data: bytes, cfg: InputConfig, label: str) -> list[Page]:
                 raise DecodeError("UnreadablePDF", f"{label}: the PDF has no pages")
             if n > cfg.max_pages:
                 raise DecodeError("TooManyPages", f"{label}: {n} pages exceeds the limit of {cfg.max_pages}")
-            # Check every page's rendered size before rendering any of them.
+            # Check every page's rendered size, and their sum, before rendering any of them.
+            sizes = []
             for index in range(n):
                 w_pt, h_pt = _with_page(doc, index, label, lambda p: p.get_size())
                 w_px, h_px = math.ceil(w_pt * scale), math.ceil(h_pt * scale)
                 if w_px <= 0 or h_px <= 0:
                     raise DecodeError("UnreadablePDF", f"{label}: page {index + 1} has no area")
                 _check_pixels(w_px, h_px, cfg, label, index, f" at {cfg.pdf_dpi} dpi")
-            return [
-                Page(index=i, image=_with_page(doc, i, label, lambda p: _render(p, scale)), source=label)
-                for i in range(n)
-            ]
-        finally:
+                sizes.append((w_px, h_px))
+            _check_document(sizes, cfg, label, f" at {cfg.pdf_dpi} dpi")
+        except BaseException:
             doc.close()
+            raise
+
+    def decode(index: int) -> np.ndarray:
+        with _PDFIUM_LOCK:  # PDFium calls are serialized; the document stays open between pages
+            return _with_page(doc, index, label, lambda p: _render(p, scale))
+
+    def close() -> None:
+        with _PDFIUM_LOCK:
+            doc.close()
+
+    return PageStream(label, sizes, decode, close)
 
 
 def _with_page(doc, index: int, label: str, fn: Callable):

@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable, Iterator, Literal, Protocol
 
 from stages.contracts.config import DocpipeConfig
 from stages.contracts.result import build_result, error_result, page_json
-from pipeline.core.sources import DecodeError, load_pages
+from pipeline.core.sources import DecodeError, open_pages
 from stages.contracts.fields import FIELD_KEYS
 from stages.contracts.types import Source, StageError, source_name
 
@@ -36,7 +36,8 @@ def build_engine(config: DocpipeConfig) -> Backend:
 
 
 class DecodeOnlyBackend:
-    """Decodes each input with :func:`pipeline.core.sources.load_pages` and nothing more (no models).
+    """Decodes each input with :func:`pipeline.core.sources.open_pages`, a page at a time, and nothing more
+    (no models).
 
     The record is schema v1: each page with its ``width`` and ``height`` and no ``lines``, every field
     null, ``needs_review`` true with the reason ``decode_only``; an input that cannot be decoded gets the
@@ -55,14 +56,15 @@ class DecodeOnlyBackend:
         name = source_name(source, index)
         t0 = time.perf_counter()
         try:
-            pages = load_pages(source, self.config.input, name=name)
+            with open_pages(source, self.config.input, name=name) as doc:
+                pages = [page_json(p, []) for p in doc]  # each page's pixels freed before the next is decoded
         except DecodeError as exc:
             return error_result(name, exc.as_stage_error(), _timings(t0))
         except Exception as exc:  # never let one input stop the others
             error = StageError("decode", type(exc).__name__, f"{name}: {exc}")
             return error_result(name, error, _timings(t0))
         return build_result(
-            name, [page_json(p, []) for p in pages], {k: None for k in FIELD_KEYS}, [], _timings(t0),
+            name, pages, {k: None for k in FIELD_KEYS}, [], _timings(t0),
             review_reasons=[self.REVIEW_REASON],
         )
 

@@ -21,6 +21,7 @@ from pipeline.ops.fsutil import (
     display_name,
     fsync_dir,
     json_bytes,
+    log_ref,
     safe_child,
     sha256_file,
 )
@@ -50,7 +51,7 @@ def find_inputs(root: Path, exclude: Optional[Path] = None) -> tuple[list[InputF
     root_abs = os.path.abspath(root)
 
     def on_error(exc: OSError) -> None:
-        log.warning("cannot list %s: %s", exc.filename, exc.strerror)
+        log.warning("cannot list %s: %s", log_ref(os.fspath(exc.filename or "")), exc.strerror)
 
     for dirpath, dirnames, filenames in os.walk(root_abs, onerror=on_error):
         dirnames[:] = sorted(
@@ -67,7 +68,7 @@ def find_inputs(root: Path, exclude: Optional[Path] = None) -> tuple[list[InputF
             if Path(name).suffix.lower() in SUPPORTED_EXTENSIONS or sniff_file(path) is not None:
                 inputs.append(InputFile(path, base + (name,)))
             else:
-                log.debug("ignoring %s: not a supported image or PDF", path)
+                log.debug("ignoring %s: not a supported image or PDF", log_ref(os.fspath(path)))
                 ignored += 1
     return inputs, ignored
 

@@ -130,6 +130,13 @@ def json_bytes(record: Any, indent: Optional[int] = 2) -> bytes:
     return text.encode("utf-8", "backslashreplace")
 
 
+def log_ref(name: str) -> str:
+    """A stand-in for a file name in log lines (names may carry personal data): ``file:`` and the first 12 hex
+    digits of the name's SHA-256, the same for the same name, so lines about one file can be followed."""
+    digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()
+    return f"file:{digest[:12]}"
+
+
 def display_name(name: str) -> str:
     """A file name fit for JSON and logs: undecodable bytes shown as ``\\xNN``."""
     return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")

@@ -28,7 +28,7 @@ from typing import Any, Callable, Optional, TextIO
 
 from pipeline.ops.cli_common import GracefulStop, add_engine_arguments, engine_config
 from stages.contracts.config import DocpipeConfig
-from pipeline.ops.fsutil import display_name, sha256_file, unique_base
+from pipeline.ops.fsutil import display_name, log_ref, sha256_file, unique_base
 from pipeline.ops.journal import STATE_DIR, Job, JobStore, JournalLockedError, Outcome
 from pipeline.ops.backends import (
     BACKENDS,
@@ -165,10 +165,10 @@ class Watcher:
         to_process, to_publish = self.store.recover()
         self._reserved = self.store.pending_paths()
         for job, outcome in to_publish:
-            log.info("finishing %s (interrupted before publishing)", display_name(job.name))
+            log.info("finishing %s (interrupted before publishing)", log_ref(job.name))
             self._publish(job, outcome)
         for job in to_process:
-            log.info("re-processing %s (interrupted while processing)", display_name(job.name))
+            log.info("re-processing %s (interrupted while processing)", log_ref(job.name))
             self._claimed.append(job)
 
     # -- discovery ----------------------------------------------------------------------------------
@@ -243,8 +243,9 @@ class Watcher:
             cand.moved_in = True
 
     def _stat(self, name: str) -> Optional[os.stat_result]:
+        """A regular file of the inbox itself: a symbolic link (to a file anywhere) is never followed or taken."""
         try:
-            st = os.stat(self.opts.inbox / name)
+            st = os.lstat(self.opts.inbox / name)
         except OSError:
             return None
         return st if stat.S_ISREG(st.st_mode) else None
@@ -274,7 +275,7 @@ class Watcher:
             try:
                 job = self.store.claim(self.opts.inbox / name)
             except OSError as exc:
-                log.error("cannot take %s: %s", display_name(name), exc)
+                log.error("cannot take %s: %s", log_ref(name), exc.strerror or type(exc).__name__)
                 continue
             if job is not None:
                 jobs.append(job)
@@ -285,10 +286,15 @@ class Watcher:
         digests: dict[str, Optional[str]] = {}
         for job in jobs:
             try:
-                digests[job.job_id] = sha256_file(job.input_path)
+                digests[job.job_id] = None if os.path.islink(job.input_path) else sha256_file(job.input_path)
             except OSError:
                 digests[job.job_id] = None
-        results = self._extract(proc, jobs)
+        # a link swapped in between the check and the claim is not followed either: it fails as itself
+        links = {j.job_id for j in jobs if os.path.islink(j.input_path)}
+        regular = [j for j in jobs if j.job_id not in links]
+        extracted = iter(self._extract(proc, regular) if regular else [])
+        results = [error_record(display_name(j.name), "decode", "SymbolicLink", "a symbolic link is not followed "
+                                "out of the inbox") if j.job_id in links else next(extracted) for j in jobs]
         for job, result in zip(jobs, results):
             record = dict(result)
             record["source"] = display_name(job.name)
@@ -306,9 +312,9 @@ class Watcher:
             return results
         except Exception as exc:
             if len(jobs) > 1:  # isolate the document that breaks the backend
-                log.warning("backend failed on a batch of %d (%s); retrying one by one", len(jobs), exc)
+                log.warning("backend failed on a batch of %d (%s); retrying one by one", len(jobs), type(exc).__name__)
                 return [self._extract(proc, [job])[0] for job in jobs]
-            log.error("backend failed on %s: %s", display_name(jobs[0].name), exc, exc_info=True)
+            log.error("backend failed on %s: %s", log_ref(jobs[0].name), type(exc).__name__)
             return [error_record(display_name(jobs[0].name), "engine", "InternalError", f"{type(exc).__name__}: {exc}")]
 
     def _decide(self, job: Job, record: dict) -> Outcome:
@@ -331,16 +337,16 @@ class Watcher:
             self.store.publish(job, outcome)
             self.store.finish(job)
         except OSError as exc:
-            log.error("cannot publish %s (will retry): %s", display_name(job.name), exc)
+            log.error("cannot publish %s (will retry): %s", log_ref(job.name), exc.strerror or type(exc).__name__)
             self._retry.append((time.monotonic() + _PUBLISH_RETRY_S, job, outcome))
             return
         self._reserved.difference_update((outcome.result_path, outcome.input_dest))
         self.counts[outcome.status] += 1
         if outcome.status == "failed":
             err = (outcome.record.get("errors") or [{}])[0]
-            log.warning("failed: %s: %s: %s", display_name(job.name), err.get("type"), err.get("message"))
+            log.warning("failed: %s: %s", log_ref(job.name), err.get("type"))
         else:
-            log.info("%s: %s -> %s", outcome.status, display_name(job.name), outcome.result_path)
+            log.info("%s: %s", outcome.status, log_ref(job.name))
 
     def _retry_publish(self, now: float) -> None:
         due = [r for r in self._retry if r[0] <= now]

@@ -1,16 +1,14 @@
 """The FastAPI application: builds the service's parts (job store, engine holder, admission, metrics,
-job runner, auth), installs the request middleware (request id, auth, metrics, JSON access log) and the
-one error envelope, and mounts the routes (``routes.py``, ``review.py``)."""
+job runner, auth) after taking the data folder's lock, installs the request middleware (``http.py``) and the
+one error envelope, and mounts the routes (``routes.py``, ``review.py``) and the API docs (``apidocs.py``)."""
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import threading
-import time
-import uuid
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
 from fastapi import FastAPI, Request
@@ -18,10 +16,13 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from pipeline.service import http
 from pipeline.service.auth import AuthPolicy, resolve_auth
+from pipeline.service.datadir import DataDirLock, data_dir_of
+from pipeline.service.http import HostPolicy
 from pipeline.service.errors import ServiceError, envelope
 from pipeline.service.jobs import Claimed, JobDatabase, outcome_of
-from pipeline.service.limits import Admission
+from pipeline.service.limits import Admission, BodyCap
 from pipeline.service.metrics import ServiceMetrics, reason_labels
 from pipeline.service.job_runner import EngineHolder, JobRunner
 from stages.contracts.fields import FIELD_KEYS
@@ -45,6 +46,9 @@ class Service:
     runner: JobRunner
     auth: AuthPolicy
     field_keys: tuple[str, ...]
+    hosts: HostPolicy
+    lock: DataDirLock
+    page_renders: asyncio.Semaphore  # review page images decoded at once (one page each)
 
     def record(self, result: dict, seconds: float, *, request_id: Optional[str] = None, job_id: Optional[str] = None,
                doc_index: Optional[int] = None, sha256: Optional[str] = None) -> None:
@@ -74,13 +78,22 @@ def create_app(config: DocpipeConfig, *, host: Optional[str] = None, engine: Any
                engine_factory: Optional[Callable[[], Any]] = None, environ: Optional[Mapping[str, str]] = None) -> FastAPI:
     """The app for a bind address (``host``, default ``service.host``). ``engine``: a ready engine the app
     uses and never closes (tests); otherwise ``engine_factory`` (default: ``Engine(config)``) builds one at
-    start-up in a background thread. Raises ValueError for a non-loopback bind without a token."""
+    start-up in a background thread. Raises ValueError for a non-loopback bind without a token, and
+    :class:`~pipeline.service.datadir.DataDirBusy` (before the job store is opened) when another instance
+    holds the data folder; the app holds that lock until it stops."""
     sc = config.service
-    auth = resolve_auth(host or sc.host, sc.token, os.environ if environ is None else environ)
+    bind = host or sc.host
+    auth = resolve_auth(bind, sc.token, os.environ if environ is None else environ)
+    data_dir = data_dir_of(sc.data_dir)
+    lock = DataDirLock(data_dir).acquire()
     field_keys = FIELD_KEYS
     holder = EngineHolder(factory=None if engine is not None else (engine_factory or _default_engine_factory(config)),
                           engine=engine)
-    store = JobDatabase(Path(sc.data_dir) / DB_NAME, field_keys)
+    try:
+        store = JobDatabase(data_dir / DB_NAME, field_keys)
+    except BaseException:
+        lock.release()
+        raise
     admission = Admission(0)
 
     def depths() -> dict[str, int]:
@@ -91,8 +104,12 @@ def create_app(config: DocpipeConfig, *, host: Optional[str] = None, engine: Any
     def on_job_result(doc: Claimed, result: dict, seconds: float) -> None:  # runs once svc exists
         svc.record(result, seconds, job_id=doc.job_id, doc_index=doc.idx, sha256=doc.sha256)
 
-    runner = JobRunner(store, holder, admission, cap=0, on_result=on_job_result, retention_s=sc.retention_hours * 3600)
-    svc = Service(config, store, holder, admission, metrics, runner, auth, field_keys)
+    runner = JobRunner(store, holder, admission, cap=0, on_result=on_job_result, retention_s=sc.retention_hours * 3600,
+                       correction_retention_s=sc.correction_retention_days * 86400)
+    # the bind address itself is a name clients may use (an explicit interface, not 0.0.0.0 / ::)
+    allowed = list(sc.allowed_hosts) + ([bind] if bind not in ("0.0.0.0", "::", "") else [])
+    svc = Service(config, store, holder, admission, metrics, runner, auth, field_keys, HostPolicy(allowed, sc.allowed_origins),
+                  lock, asyncio.Semaphore(sc.page_renders))
 
     def size_admission() -> None:
         """Once the engine is up: the admission capacity and the job runner's share of it."""
@@ -122,32 +139,16 @@ def create_app(config: DocpipeConfig, *, host: Optional[str] = None, engine: Any
             runner.stop()
             holder.close()
             store.close()
+            lock.release()
             log.info("service stopped")
 
-    app = FastAPI(title="docpipe", version="1", lifespan=lifespan,
+    app = FastAPI(title="docpipe", version="1", lifespan=lifespan, docs_url=None, redoc_url=None,
                   description="OCR -> NER extraction of Chinese insurance policies (schema-v1 results). See docs/service.md.")
     app.state.svc = svc
+    from pipeline.service.routes import UPLOAD_PATHS
 
-    @app.middleware("http")
-    async def request_context(request: Request, call_next):
-        rid = request.headers.get("x-request-id") or uuid.uuid4().hex
-        if len(rid) > 64 or not rid.isascii():
-            rid = uuid.uuid4().hex
-        request.state.request_id = rid
-        t0 = time.perf_counter()
-        try:
-            auth.check(request.url.path, request.headers.get("authorization"))
-            response = await call_next(request)
-        except ServiceError as exc:  # raised before routing (auth)
-            response = error_response(exc.status, [exc.error], rid, exc.retry_after)
-        route = getattr(request.scope.get("route"), "path", None) or "unmatched"
-        elapsed = time.perf_counter() - t0
-        response.headers["X-Request-Id"] = rid
-        metrics.requests.labels(request.method, route, str(response.status_code)).inc()
-        metrics.request_seconds.labels(route).observe(elapsed)
-        log.info("request", extra={"request_id": rid, "method": request.method, "route": route,
-                                   "status": response.status_code, "duration_ms": round(elapsed * 1000.0, 1)})
-        return response
+    app.add_middleware(BodyCap, limit=sc.max_json_bytes, exempt=UPLOAD_PATHS)  # inside the request middleware
+    http.install(app, svc, error_response)
 
     @app.exception_handler(ServiceError)
     async def _service_error(request: Request, exc: ServiceError):
@@ -157,8 +158,11 @@ def create_app(config: DocpipeConfig, *, host: Optional[str] = None, engine: Any
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException):
-        kind = {404: "NotFound", 405: "MethodNotAllowed"}.get(exc.status_code, "HTTPError")
-        return error_response(exc.status_code, [StageError("service", kind, str(exc.detail))], _rid(request))
+        kind = {404: "NotFound", 405: "MethodNotAllowed", 413: "PayloadTooLarge"}.get(exc.status_code, "HTTPError")
+        if exc.status_code == 413:
+            metrics.rejected.labels(kind).inc()
+        return error_response(exc.status_code, [StageError("service", kind, str(exc.detail))], _rid(request),
+                              headers=exc.headers)
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, exc: RequestValidationError):
@@ -168,11 +172,12 @@ def create_app(config: DocpipeConfig, *, host: Optional[str] = None, engine: Any
 
     from fastapi.staticfiles import StaticFiles
 
-    from pipeline.service import review, routes
+    from pipeline.service import apidocs, review, routes
 
     app.include_router(routes.router)
     app.include_router(review.router)
     app.mount("/static", StaticFiles(directory=review.STATIC_DIR), name="static")
+    apidocs.install(app)
     return app
 
 
@@ -180,6 +185,11 @@ def _rid(request: Request) -> str:
     return getattr(request.state, "request_id", "")
 
 
-def error_response(status: int, errors: list[StageError], request_id: str, retry_after: Optional[int] = None) -> JSONResponse:
-    headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
-    return JSONResponse(envelope(status, errors, request_id), status_code=status, headers=headers)
+def error_response(status: int, errors: list[StageError], request_id: str, retry_after: Optional[int] = None,
+                   headers: Optional[Mapping[str, str]] = None) -> JSONResponse:
+    out = dict(headers or {})
+    if retry_after is not None:
+        out["Retry-After"] = str(retry_after)
+    if status == 401:
+        out["WWW-Authenticate"] = 'Bearer realm="docpipe"'
+    return JSONResponse(envelope(status, errors, request_id), status_code=status, headers=out or None)

@@ -11,9 +11,9 @@ from pipeline.service.errors import ServiceError
 
 TOKEN_ENV = "DOCPIPE_TOKEN"
 # reachable without a token: liveness/readiness probes, Prometheus scraping, the API docs and the review
-# page's static files (the page's data calls carry the token)
+# page's static files and Swagger UI's assets (the pages' data calls carry the token)
 OPEN_PATHS = frozenset({"/", "/healthz", "/readyz", "/metrics", "/docs", "/docs/oauth2-redirect", "/openapi.json", "/review"})
-OPEN_PREFIX = "/static/"
+OPEN_PREFIXES = ("/static/", "/docs-assets/")
 
 
 def is_loopback(host: str) -> bool:
@@ -35,7 +35,7 @@ class AuthPolicy:
 
     def check(self, path: str, authorization: Optional[str]) -> None:
         """Raise 401 unless the path is open, no token is configured, or the bearer token matches."""
-        if not self.required or path in OPEN_PATHS or path.startswith(OPEN_PREFIX):
+        if not self.required or path in OPEN_PATHS or path.startswith(OPEN_PREFIXES):
             return
         scheme, _, given = (authorization or "").partition(" ")
         if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), self.token.encode()):

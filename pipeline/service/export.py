@@ -71,10 +71,39 @@ def export_folder(store: JobDatabase, out_dir: str | Path) -> int:
     return n
 
 
-def export_zip(store: JobDatabase) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+class _Chunks(io.RawIOBase):
+    """A write-only, non-seekable file that keeps what was written until :meth:`take`; zipfile then writes
+    each member with a data descriptor, so the archive can be sent while it is made."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._parts: list[bytes] = []
+        self._pos = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b) -> int:
+        data = bytes(b)
+        self._parts.append(data)
+        self._pos += len(data)
+        return len(data)
+
+    def tell(self) -> int:
+        return self._pos
+
+    def take(self) -> bytes:
+        out, self._parts = b"".join(self._parts), []
+        return out
+
+
+def stream_zip(store: JobDatabase) -> Iterator[bytes]:
+    """The labels zip, made and sent one document at a time: memory holds one document's input and label,
+    and the store's lock is held only while each row is read."""
+    sink = _Chunks()
+    with zipfile.ZipFile(sink, "w", zipfile.ZIP_DEFLATED) as zf:
         for filename, data, label in label_items(store):
             zf.writestr(f"labels/{filename}", data)
             zf.writestr(f"labels/{Path(filename).stem}.json", json.dumps(label, ensure_ascii=False, indent=1))
-    return buf.getvalue()
+            yield sink.take()
+    yield sink.take()

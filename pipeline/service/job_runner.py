@@ -65,20 +65,31 @@ class EngineHolder:
 
 
 class JobRunner:
-    """Feeds queued job documents to the engine (at most ``cap`` at once) and stores their results."""
+    """Feeds queued job documents to the engine (at most ``cap`` at once) and stores their results.
+
+    A failing step (the store raising -- disk full, a lock held too long) is logged by exception type, never its
+    message, and retried after a back-off that doubles up to ``MAX_BACKOFF_S``; :meth:`trouble` says so to
+    ``/readyz`` until a step succeeds again. A result whose store call failed is kept and stored later."""
+
+    MIN_BACKOFF_S = 0.5
+    MAX_BACKOFF_S = 30.0
 
     def __init__(self, store: JobDatabase, holder: EngineHolder, admission: Admission, cap: int,
-                 on_result: Callable[[Claimed, dict, float], None], retention_s: float):
+                 on_result: Callable[[Claimed, dict, float], None], retention_s: float,
+                 correction_retention_s: Optional[float] = None):
         self.store = store
         self.holder = holder
         self.admission = admission
         self.cap = cap
         self.on_result = on_result
         self.retention_s = retention_s
+        self.correction_retention_s = correction_retention_s
         self._done: queue.Queue = queue.Queue()
+        self._unstored: list[tuple[Claimed, dict, float]] = []  # finished by the engine, not yet in the store
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._in_flight = 0
+        self._failing: Optional[str] = None  # exception type of the last failed step, until one succeeds
         self._thread = threading.Thread(target=self._run, daemon=True, name="docpipe-job-runner")
 
     def start(self) -> None:
@@ -91,6 +102,14 @@ class JobRunner:
     def in_flight(self) -> int:
         return self._in_flight
 
+    def trouble(self) -> Optional[str]:
+        """None while the runner is alive and its last step succeeded; else why not (no values)."""
+        if self._thread.ident is not None and not self._thread.is_alive() and not self._stop.is_set():
+            return "the job runner has stopped"
+        if self._failing is not None:
+            return f"the job runner is failing ({self._failing}); retrying"
+        return None
+
     def stop(self, drain_s: float = 30.0) -> None:
         """Stop taking documents; wait up to ``drain_s`` for those in the engine (the rest are marked
         interrupted at the next start)."""
@@ -100,20 +119,40 @@ class JobRunner:
 
     def _run(self) -> None:
         next_purge = 0.0
+        backoff = self.MIN_BACKOFF_S
         while not self._stop.is_set():
-            self._drain_done()
-            if time.monotonic() >= next_purge:
-                purged = self.store.purge(self.retention_s)
-                if purged:
-                    log.info("retention", extra={"purged": purged})
-                next_purge = time.monotonic() + 3600
-            if self.holder.ready:
-                self._feed()
+            try:
+                self._drain_done()
+                if time.monotonic() >= next_purge:
+                    self._purge()
+                    next_purge = time.monotonic() + 3600
+                if self.holder.ready:
+                    self._feed()
+            except Exception as exc:  # never die: say it (type only), back off, try again
+                if self._failing is None:
+                    log.error("job runner step failed; backing off", extra={"error_types": [type(exc).__name__]})
+                self._failing = type(exc).__name__
+                self._stop.wait(backoff)
+                backoff = min(backoff * 2, self.MAX_BACKOFF_S)
+                continue
+            if self._failing is not None:
+                log.info("job runner recovered", extra={"error_types": [self._failing]})
+                self._failing = None
+            backoff = self.MIN_BACKOFF_S
             self._wake.wait(0.2)
             self._wake.clear()
         deadline = time.monotonic() + 30.0
-        while self._in_flight and time.monotonic() < deadline:
-            self._drain_done(timeout=0.2)
+        while (self._in_flight or self._unstored) and time.monotonic() < deadline:
+            try:
+                self._drain_done(timeout=0.2)
+            except Exception as exc:
+                log.error("job results not stored at stop", extra={"error_types": [type(exc).__name__]})
+                time.sleep(0.2)
+
+    def _purge(self) -> None:
+        purged = self.store.purge(self.retention_s, correction_retention_s=self.correction_retention_s)
+        if purged:
+            log.info("retention", extra={"purged": purged})
 
     def _feed(self) -> None:
         want = 0
@@ -121,13 +160,21 @@ class JobRunner:
             want += 1
         if not want:
             return
-        claimed = self.store.claim(want)
+        try:
+            claimed = self.store.claim(want)
+        except BaseException:
+            self.admission.release(want)
+            raise
         self.admission.release(want - len(claimed))
         engine = self.holder.engine
-        for doc in claimed:
-            self._in_flight += 1
+        for n, doc in enumerate(claimed):
             t0 = time.perf_counter()
-            fut = engine.submit(doc.data, doc.name)
+            try:
+                fut = engine.submit(doc.data, doc.name)
+            except BaseException:  # left running: marked interrupted at the next start
+                self.admission.release(len(claimed) - n)
+                raise
+            self._in_flight += 1
             fut.add_done_callback(lambda f, doc=doc, t0=t0: self._completed(doc, f, t0))
 
     def _completed(self, doc: Claimed, fut: Future, t0: float) -> None:
@@ -136,6 +183,10 @@ class JobRunner:
         self._wake.set()
 
     def _drain_done(self, timeout: float = 0.0) -> None:
+        while self._unstored:  # results a failed store call left behind, oldest first
+            doc, result, seconds = self._unstored[0]
+            self._store(doc, result, seconds)
+            self._unstored.pop(0)
         while True:
             try:
                 doc, fut, seconds = self._done.get(timeout=timeout) if timeout else self._done.get_nowait()
@@ -148,5 +199,10 @@ class JobRunner:
                                                                 "error_types": [type(exc).__name__]})
                 continue
             result = fut.result()
-            if self.store.finish(doc.job_id, doc.idx, result):
-                self.on_result(doc, result, seconds)
+            self._unstored.append((doc, result, seconds))
+            self._store(doc, result, seconds)
+            self._unstored.pop()
+
+    def _store(self, doc: Claimed, result: dict, seconds: float) -> None:
+        if self.store.finish(doc.job_id, doc.idx, result):
+            self.on_result(doc, result, seconds)

@@ -6,7 +6,8 @@ service stopped while it was ``running``, to ``failed`` with an ``Interrupted`` 
 start: a document the engine may already have started is never started again, and none is lost because
 its bytes are committed before the client gets 202. Every transition is appended to ``events``, so
 "exactly once" can be checked. Finished jobs are deleted ``retention_hours`` after they finish;
-corrections (training labels) keep their own copy of the input and are not subject to retention.
+corrections (training labels) keep their own copy of the input and are deleted after their own, longer
+``correction_retention_days``. The write-ahead log is truncated back to ``JOURNAL_LIMIT`` after checkpoints.
 """
 from __future__ import annotations
 
@@ -68,6 +69,7 @@ CREATE TABLE IF NOT EXISTS corrections (
 """
 
 TERMINAL = ("done", "failed")
+JOURNAL_LIMIT = 64 * 1024 * 1024  # bytes of WAL kept after a checkpoint (PRAGMA journal_size_limit)
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,7 @@ class JobDatabase:
         self._db.row_factory = sqlite3.Row
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
+        self._db.execute(f"PRAGMA journal_size_limit={JOURNAL_LIMIT}")
         self._db.execute("PRAGMA foreign_keys=ON")
         self._db.executescript(_SCHEMA)
         if "sources" not in {r[1] for r in self._db.execute("PRAGMA table_info(corrections)")}:
@@ -276,20 +279,26 @@ class JobDatabase:
             return int(cur.lastrowid)
 
     def latest_corrections(self) -> Iterator[dict[str, Any]]:
-        """The newest correction of each document: its input, machine result and corrected fields."""
+        """The newest correction of each document: its input, machine result and corrected fields -- read one
+        at a time (the store's lock is held per row, never across the caller's work)."""
         with self._lock:
-            rows = self._db.execute(
-                "SELECT c.* FROM corrections c JOIN (SELECT job_id, idx, MAX(id) AS id FROM corrections "
-                "GROUP BY job_id, idx) m ON m.id = c.id ORDER BY c.id").fetchall()
-        for r in rows:
+            ids = [r[0] for r in self._db.execute(
+                "SELECT MAX(id) FROM corrections GROUP BY job_id, idx ORDER BY MAX(id)").fetchall()]
+        for cid in ids:
+            with self._lock:
+                r = self._db.execute("SELECT * FROM corrections WHERE id=?", (cid,)).fetchone()
+            if r is None:  # purged meanwhile
+                continue
             yield {"id": r["id"], "job_id": r["job_id"], "idx": r["idx"], "sha256": r["sha256"], "input": bytes(r["input"]),
                    "machine_result": json.loads(r["machine_result"]), "fields": json.loads(r["fields"]),
                    "sources": json.loads(r["sources"] or "{}")}
 
     # -- retention --------------------------------------------------------------------------------
-    def purge(self, retention_s: float, now: Optional[float] = None) -> int:
-        """Delete jobs (documents, inputs, events) finished more than ``retention_s`` ago."""
-        cutoff = (now or time.time()) - retention_s
+    def purge(self, retention_s: float, now: Optional[float] = None, correction_retention_s: Optional[float] = None) -> int:
+        """Delete jobs (documents, inputs, events) finished more than ``retention_s`` ago, and corrections
+        older than ``correction_retention_s`` (when given). Returns how many jobs and corrections went."""
+        now = now or time.time()
+        cutoff = now - retention_s
         with self._tx() as db:
             ids = [r[0] for r in db.execute("SELECT id FROM jobs WHERE finished IS NOT NULL AND finished < ?",
                                             (cutoff,)).fetchall()]
@@ -297,7 +306,11 @@ class JobDatabase:
                 db.execute("DELETE FROM documents WHERE job_id=?", (job_id,))
                 db.execute("DELETE FROM events WHERE job_id=?", (job_id,))
                 db.execute("DELETE FROM jobs WHERE id=?", (job_id,))
-        return len(ids)
+            corrections = 0
+            if correction_retention_s is not None:
+                corrections = db.execute("DELETE FROM corrections WHERE created < ?",
+                                         (now - correction_retention_s,)).rowcount
+        return len(ids) + corrections
 
 
 class _Tx:

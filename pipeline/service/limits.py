@@ -3,9 +3,11 @@ to them too), and the admission counter that bounds how many documents the servi
 from __future__ import annotations
 
 import threading
-from typing import AsyncIterator
+from typing import AsyncIterator, Iterable
+from urllib.parse import unquote
 
 from starlette.datastructures import UploadFile
+from fastapi import HTTPException
 from starlette.formparsers import MultiPartException, MultiPartParser
 from starlette.requests import Request
 
@@ -57,8 +59,49 @@ async def read_documents(request: Request, *, file_limit: int, body_limit: int, 
     data = b"".join(chunks)
     if not data:
         raise ServiceError(400, "NoDocument", "empty request body")
-    name = request.query_params.get("filename") or request.headers.get("x-filename") or "upload"
+    name = request.query_params.get("filename") or header_filename(request.headers.get("x-filename")) or "upload"
     return [(name, data)]
+
+
+def header_filename(value: str | None) -> str | None:
+    """``X-Filename`` as UTF-8: percent-encoded (``%E4%BF%9D.png``) or raw UTF-8 bytes (which the server hands
+    over as Latin-1 text)."""
+    if not value:
+        return None
+    try:
+        raw = value.encode("latin-1").decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        raw = value
+    return unquote(raw, errors="replace") or None
+
+
+class BodyCap:
+    """ASGI middleware: a request body (other than the upload routes in ``exempt``, which count their own) is
+    refused with 413 past ``limit`` bytes -- declared in Content-Length or counted as it streams."""
+
+    def __init__(self, app, limit: int, exempt: Iterable[str] = ()):
+        self.app = app
+        self.limit = limit
+        self.exempt = frozenset(exempt)
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope.get("path") in self.exempt:
+            return await self.app(scope, receive, send)
+        limit, seen = self.limit, 0
+
+        async def capped():
+            nonlocal seen
+            for key, value in scope.get("headers", ()):
+                if key == b"content-length" and value.isdigit() and int(value) > limit:
+                    raise HTTPException(413, f"request body is over the limit of {limit} bytes (service.max_json_bytes)")
+            message = await receive()
+            if message.get("type") == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > limit:
+                    raise HTTPException(413, f"request body is over the limit of {limit} bytes (service.max_json_bytes)")
+            return message
+
+        return await self.app(scope, capped, send)
 
 
 class Admission:

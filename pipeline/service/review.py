@@ -8,13 +8,14 @@ from typing import Optional
 
 import cv2
 from fastapi import APIRouter, Request
-from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
-from pipeline.core.sources import load_pages
+from pipeline.core.sources import open_pages
 from pipeline.service.errors import ServiceError
-from pipeline.service.export import export_zip
+from pipeline.service.export import stream_zip
+from pipeline.service.params import Index
 from pipeline.service.review_spans import SpanError, source_spans
 
 STATIC_DIR = Path(__file__).with_name("static")
@@ -57,7 +58,7 @@ async def review_queue(request: Request):
 
 
 @router.get("/v1/jobs/{job_id}/documents/{idx}", summary="One job document: machine result and corrections")
-async def document(job_id: str, idx: int, request: Request):
+async def document(job_id: str, idx: Index, request: Request):
     doc = await run_in_threadpool(_svc(request).store.document, job_id, idx)
     if doc is None:
         raise ServiceError(404, "NoSuchDocument", "no such job document")
@@ -66,21 +67,22 @@ async def document(job_id: str, idx: int, request: Request):
 
 @router.get("/v1/jobs/{job_id}/documents/{idx}/pages/{page}", summary="A page of the document as PNG, in the "
             "pixel space of the result's polygons")
-async def page_image(job_id: str, idx: int, page: int, request: Request):
+async def page_image(job_id: str, idx: Index, page: Index, request: Request):
     svc = _svc(request)
 
     def render() -> Optional[bytes]:
         data = svc.store.input_bytes(job_id, idx)
         if data is None:
             return None
-        pages = load_pages(data, svc.config.input, name=f"{job_id}/{idx}")
-        if not 0 <= page < len(pages):
-            return None
-        ok, png = cv2.imencode(".png", pages[page].image)
+        with open_pages(data, svc.config.input, name=f"{job_id}/{idx}") as doc:  # decodes only the page asked
+            if not 0 <= page < len(doc):
+                return None
+            ok, png = cv2.imencode(".png", doc.page(page).image)
         return png.tobytes() if ok else None
 
     try:
-        png = await run_in_threadpool(render)
+        async with svc.page_renders:  # a few pages at once, whatever the number of reviewers
+            png = await run_in_threadpool(render)
     except Exception as exc:  # an input that does not decode has no page to show
         raise ServiceError(404, "NoPageImage", f"the input does not decode: {type(exc).__name__}") from exc
     if png is None:
@@ -90,7 +92,7 @@ async def page_image(job_id: str, idx: int, page: int, request: Request):
 
 @router.post("/v1/jobs/{job_id}/documents/{idx}/corrections", status_code=201,
              summary="Approve a document: store the reviewer's field values beside the machine result")
-async def add_correction(job_id: str, idx: int, body: Correction, request: Request):
+async def add_correction(job_id: str, idx: Index, body: Correction, request: Request):
     svc = _svc(request)
     unknown = sorted(set(body.fields) - set(svc.field_keys))
     if unknown:
@@ -118,6 +120,5 @@ async def add_correction(job_id: str, idx: int, body: Correction, request: Reque
 @router.get("/v1/corrections/export", summary="Approved corrections as a zip of the labels format "
             "(X.<ext> + X.json, docs/labels_format.md)")
 async def export(request: Request):
-    data = await run_in_threadpool(export_zip, _svc(request).store)
-    return Response(data, media_type="application/zip",
+    return StreamingResponse(stream_zip(_svc(request).store), media_type="application/zip",
                     headers={"Content-Disposition": 'attachment; filename="docpipe-labels.zip"'})

@@ -15,9 +15,13 @@ from starlette.concurrency import run_in_threadpool
 from pipeline.core.engine import EngineError
 from pipeline.service.errors import ServiceError
 from pipeline.service.limits import MULTIPART_OVERHEAD, read_documents
+from pipeline.service.params import JobId
 
 log = logging.getLogger("pipeline.service")
 router = APIRouter()
+# the routes that take documents and hold their bodies to input.max_file_bytes / service.max_request_bytes
+# themselves; every other body is held to service.max_json_bytes (limits.BodyCap)
+UPLOAD_PATHS = ("/v1/extract", "/v1/jobs")
 
 _UPLOAD_BODY = {
     "requestBody": {
@@ -35,10 +39,17 @@ def _svc(request: Request):
     return request.app.state.svc
 
 
-def _ready_engine(svc):
+def not_ready(svc) -> str | None:
+    """Why the service cannot take work now (models not loaded or failed, job runner down), or None."""
     if not svc.holder.ready or not svc.admission.capacity:
-        detail = svc.holder.error or "the models are still loading"
-        raise ServiceError(503, "NotReady", detail, retry_after=svc.config.service.retry_after_s)
+        return svc.holder.error or "the models are still loading"
+    return svc.runner.trouble()
+
+
+def _ready_engine(svc):
+    reason = not_ready(svc)
+    if reason is not None:
+        raise ServiceError(503, "NotReady", reason, retry_after=svc.config.service.retry_after_s)
     return svc.holder.engine
 
 
@@ -49,15 +60,16 @@ async def extract(request: Request):
     svc = _svc(request)
     engine = _ready_engine(svc)
     limit = svc.config.input.max_file_bytes
-    docs = await read_documents(request, file_limit=limit, body_limit=limit + MULTIPART_OVERHEAD, max_files=1)
-    if len(docs) != 1:
-        raise ServiceError(400, "OneDocument", "POST /v1/extract takes exactly one document; use /v1/jobs for more")
-    name, data = docs[0]
+    # admitted before the body is read: a full engine answers 429 without taking the upload into memory
     if not svc.admission.try_acquire():
         raise ServiceError(429, "QueueFull", "the engine queue is full; retry later",
                            retry_after=svc.config.service.retry_after_s)
     t0 = time.perf_counter()
     try:
+        docs = await read_documents(request, file_limit=limit, body_limit=limit + MULTIPART_OVERHEAD, max_files=1)
+        if len(docs) != 1:
+            raise ServiceError(400, "OneDocument", "POST /v1/extract takes exactly one document; use /v1/jobs for more")
+        name, data = docs[0]
         fut = await run_in_threadpool(engine.submit, data, name)
     except BaseException:
         svc.admission.release()
@@ -79,6 +91,7 @@ async def extract(request: Request):
 async def create_job(request: Request):
     svc = _svc(request)
     sc = svc.config.service
+    _ready_engine(svc)  # a job accepted now could not run: say so (503) rather than queue it
     queued = await run_in_threadpool(svc.store.queued_documents)
     if queued >= sc.max_queued_documents:
         raise ServiceError(503, "JobQueueFull", f"{queued} documents are waiting; retry later", retry_after=sc.retry_after_s)
@@ -100,7 +113,7 @@ async def _job_or_404(svc, job_id: str) -> dict:
 
 
 @router.get("/v1/jobs/{job_id}", summary="A job's status")
-async def job_status(job_id: str, request: Request):
+async def job_status(job_id: JobId, request: Request):
     svc = _svc(request)
     job = await _job_or_404(svc, job_id)
     headers = {}
@@ -112,7 +125,7 @@ async def job_status(job_id: str, request: Request):
 
 
 @router.get("/v1/jobs/{job_id}/results", summary="The job's results, in upload order, once it has finished")
-async def job_results(job_id: str, request: Request):
+async def job_results(job_id: JobId, request: Request):
     svc = _svc(request)
     job = await _job_or_404(svc, job_id)
     if job["status"] in ("queued", "running"):
@@ -126,13 +139,13 @@ async def healthz():
     return {"status": "ok"}
 
 
-@router.get("/readyz", summary="The models are loaded and the engine takes work")
+@router.get("/readyz", summary="The models are loaded, the engine takes work and the job runner is alive")
 async def readyz(request: Request):
     svc = _svc(request)
-    if svc.holder.ready and svc.admission.capacity:
+    reason = not_ready(svc)
+    if reason is None:
         return {"status": "ready", "capacity": svc.admission.capacity}
-    detail = svc.holder.error or "loading models"
-    raise ServiceError(503, "NotReady", detail, retry_after=svc.config.service.retry_after_s)
+    raise ServiceError(503, "NotReady", reason, retry_after=svc.config.service.retry_after_s)
 
 
 @router.get("/metrics", summary="Prometheus metrics")

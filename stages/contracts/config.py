@@ -46,6 +46,9 @@ class InputConfig(_Strict):
     pdf_dpi: int = Field(200, ge=36, le=600)
     max_pages: int = Field(50, ge=1)
     max_pixels_per_page: int = Field(60_000_000, ge=1)
+    # all pages of one document together (checked from the headers before any pixel is decoded): bounds the
+    # work one upload can ask for; memory is bounded by a page because pages are decoded one at a time
+    max_pixels_per_document: int = Field(300_000_000, ge=1)
     max_file_bytes: int = Field(200 * 1024 * 1024, ge=1)
 
 
@@ -273,8 +276,18 @@ class ServiceConfig(_Strict):
     port: int = Field(8000, ge=0, le=65535)
     # bearer token; the DOCPIPE_TOKEN environment variable wins over this. Required on a non-loopback bind.
     token: Optional[str] = None
-    data_dir: Path = Path("docpipe-service")  # jobs.sqlite3 (inputs, results, corrections) lives here
+    # jobs.sqlite3 (inputs, results, corrections) and the lock file; null = platformdirs.user_data_dir("docpipe")
+    data_dir: Optional[Path] = None
+    # Host header names accepted (DNS rebinding guard); "*" accepts any, "*.example.com" a domain's names
+    allowed_hosts: list[str] = ["localhost", "127.0.0.1", "::1"]
+    # origins (scheme://host[:port]) beside the service's own that may send POST/PUT/PATCH/DELETE
+    allowed_origins: list[str] = []
     retention_hours: float = Field(24.0, gt=0, description="finished jobs and their inputs are deleted after this")
+    correction_retention_days: float = Field(90.0, gt=0, description="approved corrections are deleted after this")
+    max_json_bytes: int = Field(1024 * 1024, ge=1024, description="body of a JSON request (a correction)")
+    # connections uvicorn serves at once; beyond it new ones get 503
+    limit_concurrency: int = Field(64, ge=1)
+    page_renders: int = Field(2, ge=1, description="review page images rendered at once")
     max_documents_per_job: int = Field(100, ge=1)
     max_request_bytes: int = Field(512 * 1024 * 1024, ge=1, description="whole POST /v1/jobs body")
     # documents accepted into jobs but not finished; beyond this POST /v1/jobs answers 503

@@ -158,3 +158,40 @@ def _png_big(text: str) -> bytes:
     ok, buf = cv2.imencode(".png", text_image([text], width=900, line_h=140, size=90))
     assert ok
     return buf.tobytes()
+
+
+def _log_in_a_spawned_worker(setup) -> None:
+    import logging
+
+    from pipeline.core.engine import _apply_log_setup
+
+    _apply_log_setup(setup)
+    logging.getLogger("pipeline.core.engine").warning("worker says hello")
+
+
+def test_spawned_workers_log_through_the_parents_formatter(capfd):
+    """A worker process starts with no logging set up; the engine hands it the parent's formatter (under
+    ``docpipe serve``: the JSON one), so its lines come out as the parent's do."""
+    import json
+    import logging
+    import multiprocessing as mp
+
+    from pipeline.core.engine import _log_setup
+    from pipeline.service.logs import JsonFormatter
+
+    root = logging.getLogger()
+    saved = root.handlers[:]
+    handler = logging.StreamHandler()
+    handler.setFormatter(JsonFormatter())
+    root.handlers[:] = [handler]
+    try:
+        setup = _log_setup()
+    finally:
+        root.handlers[:] = saved
+    assert setup is not None and isinstance(setup[1], JsonFormatter)
+    proc = mp.get_context("spawn").Process(target=_log_in_a_spawned_worker, args=(setup,))
+    proc.start()
+    proc.join(120)
+    assert proc.exitcode == 0
+    lines = [json.loads(x) for x in capfd.readouterr().err.splitlines() if x.startswith("{")]
+    assert any(x["event"] == "worker says hello" and x["level"] == "WARNING" for x in lines)

@@ -1,4 +1,4 @@
-"""pipeline.core.sources.load_pages: every supported format, conversions, limits, and bad inputs."""
+"""pipeline.core.sources.load_pages / open_pages: every supported format, conversions, limits, and bad inputs."""
 from __future__ import annotations
 
 import io
@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 
 from stages.contracts.config import InputConfig
-from pipeline.core.sources import DecodeError, load_pages, sniff_format
+from pipeline.core.sources import DecodeError, load_pages, open_pages, sniff_format
 from tests.pipeline.helpers import encode, png_with_declared_size
 
 CFG = InputConfig()
@@ -239,6 +239,39 @@ def test_too_many_pages(tmp_path: Path) -> None:
     with pytest.raises(DecodeError) as e:
         load_pages(encode(frames[0], "TIFF", save_all=True, append_images=frames[1:]), cfg)
     assert e.value.type == "TooManyPages"
+
+
+def test_document_pixel_budget_checked_from_the_headers() -> None:
+    frames = [Image.new("L", (100, 100), 255) for _ in range(3)]  # 30 000 pixels in all, 10 000 a page
+    tiff = encode(frames[0], "TIFF", save_all=True, append_images=frames[1:])
+    with pytest.raises(DecodeError) as e:
+        open_pages(tiff, InputConfig(max_pixels_per_document=25_000), name="long.tif")
+    assert e.value.type == "DocumentTooLarge" and "30000 pixels" in e.value.message and "long.tif" in e.value.message
+    assert len(load_pages(tiff, InputConfig(max_pixels_per_document=30_000))) == 3
+    # PDF: page size x dpi, summed over the pages (200x100, 210x100, 220x100 pt at 72 dpi = 63 000 px)
+    with pytest.raises(DecodeError) as e:
+        load_pages(three_page_pdf(), InputConfig(pdf_dpi=72, max_pixels_per_document=60_000))
+    assert e.value.type == "DocumentTooLarge" and "72 dpi" in e.value.message
+
+
+@pytest.mark.parametrize("kind", ["tiff", "pdf"])
+def test_open_pages_decodes_the_page_asked_for(kind: str) -> None:
+    colours = [(220, 120, 30), (10, 200, 40), (90, 90, 250)]
+    frames = [Image.new("RGB", (60 + 10 * i, 40), c) for i, c in enumerate(colours)]
+    data = encode(frames[0], "TIFF" if kind == "tiff" else "PDF", save_all=True, append_images=frames[1:],
+                  **({} if kind == "tiff" else {"resolution": 72}))
+    cfg = InputConfig(pdf_dpi=72)
+    with open_pages(data, cfg, name="three") as doc:
+        assert len(doc) == 3 and [w for w, _ in doc.sizes] == [60, 70, 80] and doc.total_pixels == 40 * 210
+        last = doc.page(2)  # straight to the last page
+        first = doc.page(0)  # and back
+        with pytest.raises(IndexError):
+            doc.page(3)
+    assert last.index == 2 and last.image.shape == (40, 80, 3) and first.image.shape == (40, 60, 3)
+    if kind == "tiff":  # lossless: the colours are exact
+        assert last.image[5, 5].tolist() == list(colours[2][::-1]) and first.image[5, 5].tolist() == list(colours[0][::-1])
+    streamed = [p.image for p in open_pages(data, cfg)]
+    assert all(np.array_equal(a, b.image) for a, b in zip(streamed, load_pages(data, cfg)))
 
 
 def test_file_too_large(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import contextlib
 import hashlib
 import io
 import json
+import logging
 import os
 import random
 import shutil
@@ -201,6 +202,22 @@ def test_ignored_names_and_subdirectories(tmp_path: Path) -> None:
     assert (outbox / "real.png.json").exists() and (inbox / ".failed" / "notes.txt.error.json").exists()
     left = sorted(p.name for p in inbox.iterdir() if p.name not in (".done", ".failed", ".docpipe"))
     assert left == sorted(ignored + ["sub"]) and (inbox / "sub" / "inner.png").exists()
+
+
+def test_symlinks_are_not_followed_out_of_the_inbox_and_names_stay_out_of_the_log(tmp_path: Path, caplog) -> None:
+    inbox, outbox = make_dirs(tmp_path)
+    secret = tmp_path / "elsewhere" / "secret.png"
+    secret.parent.mkdir()
+    secret.write_bytes(png(9))
+    os.symlink(secret, inbox / "link.png")
+    (inbox / "张三 保单.png").write_bytes(png(10))
+    with caplog.at_level(logging.DEBUG, logger="pipeline.ops"):
+        assert Watcher(options(inbox, outbox, once=True), config(), stream=io.StringIO()).run() == 0
+    assert (outbox / "张三 保单.png.json").exists()
+    assert not (outbox / "link.png.json").exists() and (inbox / "link.png").is_symlink()  # never taken
+    assert secret.read_bytes() == png(9) and not list(outbox.glob("*secret*"))
+    text = "\n".join(r.getMessage() for r in caplog.records)
+    assert "张三" not in text and "保单" not in text and "file:" in text
 
 
 def test_same_name_twice_gets_two_results(tmp_path: Path) -> None:

@@ -3,50 +3,20 @@ job store, and check that every accepted job ends exactly once and no document i
 from __future__ import annotations
 
 import json
-import os
 import signal
-import socket
 import sqlite3
 import subprocess
-import sys
 import time
 from collections import Counter
-from pathlib import Path
 
 import httpx
 import pytest
 
 from tests.pipeline.service.conftest import wait_job
+from tests.pipeline.service.serve_proc import free_port, start_server, wait_ready
 from tests.pipeline.service.test_app import small_page
 
 pytestmark = pytest.mark.slow
-REPO = Path(__file__).resolve().parents[3]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(cfg: Path, port: int, log: Path) -> subprocess.Popen:
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    env.pop("DOCPIPE_TOKEN", None)
-    return subprocess.Popen([sys.executable, "-m", "pipeline.cli", "serve", "--config", str(cfg), "--port", str(port)],
-                            cwd=REPO, env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT)
-
-
-def wait_ready(url: str, proc: subprocess.Popen, timeout_s: float = 300) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, "server exited during start-up"
-        try:
-            if httpx.get(url + "/readyz", timeout=5).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.3)
-    raise AssertionError("server not ready")
 
 
 def test_sigkill_with_jobs_in_flight_every_job_ends_exactly_once(tmp_path):

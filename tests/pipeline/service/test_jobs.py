@@ -1,6 +1,7 @@
 """The SQLite job store: exactly-once transitions, crash recovery, retention, corrections beside results."""
 import json
 import sqlite3
+import time
 
 from pipeline.service.jobs import JobDatabase
 
@@ -56,6 +57,7 @@ def test_db_is_wal_and_inputs_are_committed_before_return(tmp_path):
     jid = store.create_job([("a.png", b"payload")])
     other = sqlite3.connect(path)  # a second connection sees the committed input at once
     assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert store._db.execute("PRAGMA journal_size_limit").fetchone()[0] == 64 * 1024 * 1024
     assert other.execute("SELECT input FROM documents WHERE job_id=?", (jid,)).fetchone()[0] == b"payload"
 
 
@@ -70,6 +72,30 @@ def test_retention_purges_finished_jobs_only(tmp_path):
     assert store.purge(3600, now=store.job(done)["finished"] + 3601) == 1
     assert store.job(done) is None and store.job(waiting) is not None
     assert len(list(store.latest_corrections())) == 1  # labels outlive the job
+    later = time.time() + 10 * 86400
+    assert store.purge(3600, now=later, correction_retention_s=30 * 86400) == 0  # younger than their retention
+    assert store.purge(3600, now=later, correction_retention_s=86400) == 1  # older: deleted
+    assert list(store.latest_corrections()) == []
+
+
+def test_export_streams_one_document_at_a_time(tmp_path):
+    import io
+    import zipfile
+
+    from pipeline.service.export import stream_zip
+
+    store = JobDatabase(tmp_path / "j.sqlite3", KEYS)
+    jid = store.create_job([(f"{i}.png", b"\x89PNG\r\n\x1a\n" + bytes([i]) * 100) for i in range(3)])
+    store.claim(3)
+    for i in range(3):
+        store.finish(jid, i, result(f"{i}.png", reasons=["missing:insured_name"]))
+        store.add_correction(jid, i, {"insured_name": f"name {i}"})
+    chunks = list(stream_zip(store))
+    assert len(chunks) == 4 and all(chunks[:3])  # one chunk per document as it is written, then the directory
+    zf = zipfile.ZipFile(io.BytesIO(b"".join(chunks)))
+    assert zf.testzip() is None
+    assert sorted(zf.namelist()) == sorted(f"labels/{jid}_{i}.{ext}" for i in range(3) for ext in ("png", "json"))
+    assert json.loads(zf.read(f"labels/{jid}_2.json"))["fields"]["insured_name"]["value"] == "name 2"
 
 
 def test_correction_never_changes_machine_result(tmp_path):
