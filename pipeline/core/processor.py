@@ -17,6 +17,7 @@ from typing import Any, Iterator, Optional, Sequence
 from pipeline.core.gpu import stage_streams
 from pipeline.core.sources import DecodeError, load_pages
 from stages.contracts.config import DocpipeConfig, PredictorConfig, RecognitionConfig
+from stages.contracts.registry import resolve_model
 from stages.contracts.result import build_result, error_result, page_json
 from stages.contracts.types import Capture, Page, Source, StageError, TextBox, TextLine, source_name
 from stages.detection.detector import TextDetector
@@ -26,7 +27,6 @@ from stages.extraction.field_specs import FIELD_CHARSET
 from stages.extraction.page_roles import RoleAwareFields
 from stages.extraction.rules.lexicon import LabelWithholding
 from stages.extraction.stage import DocumentFields, ExtractionStage
-from stages.contracts.registry import resolve_model
 from stages.recognition.ctc import CharDict
 from stages.recognition.lines import LineReader, OnFirstUse, PageBoxes
 from stages.recognition.recognizer import TextRecognizer
