@@ -13,7 +13,7 @@ from stages.page.orientation import PageOrienter
 from stages.contracts.types import Page
 cfg = DocpipeConfig()
 det = TextDetector(cfg.detection, cfg.predictor)
-ori = PageOrienter(cfg.normalize, cfg.recognition, cfg.predictor)
+ori = PageOrienter(cfg.page, cfg.recognition, cfg.predictor)
 files = sorted(glob.glob(sys.argv[1]))[: int(sys.argv[2])]
 bad = 0; tv = []; td = []
 for f in files:

@@ -86,7 +86,7 @@ def line_samples(pages: Sequence[Path], config: DocpipeConfig, detector: "TextDe
             log.warning("skipped unreadable page %s", path.name)
             continue
         truth = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
-        page = normalize_capture(Page(0, image), config.normalize)
+        page = normalize_capture(Page(0, image), config.page)
         if page.capture != capture:
             log.warning("skipped %s: normalized as %s, not %s", path.name, page.capture, capture)
             continue

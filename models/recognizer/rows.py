@@ -10,7 +10,7 @@ import numpy as np
 
 from stages.contracts.config import RecognitionConfig
 from stages.recognition.crop import resize_to_bucket, resize_to_height, target_width
-from stages.recognition.recognizer import CTC_STRIDE
+from stages.recognition.recognizer import CTC_STRIDE, PACK_GAP, PACK_WIDTH, WIDTH_BUCKETS
 from stages.recognition.packing import Placement, frame_span, pack_rows
 
 
@@ -36,20 +36,20 @@ def ctc_fits(labels: Sequence[int], frames: int) -> bool:
 
 
 def page_images(crops: Sequence[np.ndarray], cfg: RecognitionConfig) -> list[tuple[np.ndarray, list[tuple[int, int, int]]]]:
-    """A page's crops as recognizer inputs: rows of ``pack_width`` holding several crops (``pack_gap`` apart) and,
+    """A page's crops as recognizer inputs: rows of ``PACK_WIDTH`` holding several crops (``PACK_GAP`` apart) and,
     for a crop too wide to pack, a row of its own in its width bucket. Each row comes with its members as
     ``(crop index, first pixel, used width)``."""
     out: list[tuple[np.ndarray, list[tuple[int, int, int]]]] = []
     packed: list[tuple[int, np.ndarray]] = []
     for i, crop in enumerate(crops):
-        if cfg.packing and target_width(crop, cfg.image_height) <= cfg.pack_width:
-            packed.append((i, resize_to_height(crop, cfg.image_height, cfg.pack_width)))
+        if cfg.packing and target_width(crop, cfg.image_height) <= PACK_WIDTH:
+            packed.append((i, resize_to_height(crop, cfg.image_height, PACK_WIDTH)))
         else:
-            x, used, _ = resize_to_bucket(crop, cfg.image_height, cfg.width_buckets)
+            x, used, _ = resize_to_bucket(crop, cfg.image_height, WIDTH_BUCKETS)
             out.append((x, [(i, 0, used)]))
     if packed:
-        placements, n_rows = pack_rows([x.shape[2] for _, x in packed], cfg.pack_width, cfg.pack_gap, CTC_STRIDE)
-        rows = [np.zeros((3, cfg.image_height, cfg.pack_width), np.float32) for _ in range(n_rows)]
+        placements, n_rows = pack_rows([x.shape[2] for _, x in packed], PACK_WIDTH, PACK_GAP, CTC_STRIDE)
+        rows = [np.zeros((3, cfg.image_height, PACK_WIDTH), np.float32) for _ in range(n_rows)]
         members: list[list[tuple[int, int, int]]] = [[] for _ in range(n_rows)]
         for (i, x), p in zip(packed, placements):
             rows[p.row][:, :, p.offset:p.offset + p.width] = x

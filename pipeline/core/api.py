@@ -1,40 +1,49 @@
-"""``extract(image_or_path) -> dict`` with a lazily built default engine."""
+"""``extract(image_or_path) -> dict``: one synchronous call straight into a lazily built document processor.
+
+No engine, threads, queues or batching wait: the call decodes, reads and extracts in the caller's thread. The
+processor (every predictor) is built on the first call and reused; calls from several threads take turns. For
+throughput over many documents use :class:`pipeline.core.engine.Engine`, which gives the same results."""
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Optional
 
-from pipeline.core.engine import Engine
-from stages.contracts.config import DocpipeConfig, with_overrides
-from stages.contracts.types import Source
+from pipeline.core.processor import DocumentProcessor
+from stages.contracts.config import DocpipeConfig
+from stages.contracts.result import error_result
+from stages.contracts.types import Source, StageError, source_name
+
+log = logging.getLogger(__name__)
 
 
-class _DefaultEngine:
-    """Builds one in-process engine on first use and closes it at interpreter exit."""
+class _DefaultProcessor:
+    """Builds one in-process document processor on first use; one call runs at a time (it is not thread-safe)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._engine: Optional[Engine] = None
+        self._processor: Optional[DocumentProcessor] = None
 
-    def get(self) -> Engine:
+    def run(self, source: Source, name: str) -> dict:
         with self._lock:
-            if self._engine is None:
-                config = with_overrides(DocpipeConfig(), engine={"mode": "inline"})
-                self._engine = Engine(config)  # closes itself at interpreter exit
-            return self._engine
+            if self._processor is None:
+                self._processor = DocumentProcessor(DocpipeConfig())
+            try:
+                return self._processor.process_batch([source], [name])[0]
+            except Exception as exc:  # process_batch collects per document; this is a last resort
+                log.exception("extract() failed outside the per-document error handling")
+                return error_result(name, StageError("engine", type(exc).__name__, str(exc)), {})
 
-    def close(self) -> None:
-        with self._lock:
-            if self._engine is not None:
-                self._engine.close()
-                self._engine = None
+    @property
+    def processor(self) -> Optional[DocumentProcessor]:
+        return self._processor
 
 
-_DEFAULT = _DefaultEngine()
+_DEFAULT = _DefaultProcessor()
 
 
 def extract(source: Source, name: Optional[str] = None) -> dict:
     """Extract one document (path, bytes, or HxWx3 BGR array) into a schema-v1 result dict.
 
     Bad input never raises: the result carries ``errors``."""
-    return _DEFAULT.get().extract(source, name)
+    return _DEFAULT.run(source, name or source_name(source, 0))

@@ -33,6 +33,7 @@ from stages.contracts.config import DocpipeConfig, with_overrides
 from pipeline.core.resources import available_memory_mb, usable_cpus
 from stages.contracts.result import error_result
 from stages.contracts.types import Source, StageError, source_name
+from stages.extraction.rules.lexicon import LabelWithholding
 
 log = logging.getLogger(__name__)
 
@@ -71,10 +72,11 @@ def _collect_batch(inbox, first: _Task, max_batch: int, max_wait_s: float) -> tu
     return batch, stop
 
 
-def worker_loop(worker_id: int, config: DocpipeConfig, inbox, send) -> None:
+def worker_loop(worker_id: int, config: DocpipeConfig, inbox, send,
+                withhold: Optional[LabelWithholding] = None) -> None:
     """Runs in a worker thread or process: build predictors once, then serve batches until told to stop."""
     try:
-        processor = DocumentProcessor(config)
+        processor = DocumentProcessor(config, withhold)
     except Exception as exc:
         send(("fatal", worker_id, f"{type(exc).__name__}: {exc}"))
         return
@@ -122,13 +124,14 @@ def _apply_log_setup(setup: Optional[tuple[int, logging.Formatter]]) -> None:
     root.setLevel(level)
 
 
-def _process_main(worker_id: int, config: DocpipeConfig, inbox, conn, log_setup=None) -> None:
+def _process_main(worker_id: int, config: DocpipeConfig, inbox, conn, log_setup=None,
+                  withhold: Optional[LabelWithholding] = None) -> None:
     # Ctrl-C in a terminal signals the whole process group. Only the parent should act on it (it closes the
     # engine cleanly); a worker killed by it would be restarted and its documents retried. Set before the
     # predictors are built.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _apply_log_setup(log_setup)  # the worker's records go out as the parent's do (JSON under docpipe serve)
-    worker_loop(worker_id, config, inbox, conn.send)
+    worker_loop(worker_id, config, inbox, conn.send, withhold)
     conn.close()
 
 
@@ -170,7 +173,8 @@ class _Worker:
             self.inbox = ctx.Queue()
             self.conn, child = ctx.Pipe(duplex=False)
             self.runner = ctx.Process(
-                target=_process_main, args=(wid, cfg, self.inbox, child, _log_setup()), daemon=True, name=f"docpipe-worker-{wid}"
+                target=_process_main, args=(wid, cfg, self.inbox, child, _log_setup(), engine.withhold), daemon=True,
+                name=f"docpipe-worker-{wid}"
             )
             self.runner.start()
             child.close()
@@ -178,7 +182,7 @@ class _Worker:
             self.inbox = queue.Queue()
             self.conn = None
             self.runner = threading.Thread(
-                target=worker_loop, args=(wid, cfg, self.inbox, engine._thread_results.put), daemon=True,
+                target=worker_loop, args=(wid, cfg, self.inbox, engine._thread_results.put, engine.withhold), daemon=True,
                 name=f"docpipe-worker-{wid}",
             )
             self.runner.start()
@@ -192,10 +196,13 @@ class _Worker:
 
 
 class Engine:
-    """``with Engine(config) as eng: for r in eng.extract_many(paths): ...``"""
+    """``with Engine(config) as eng: for r in eng.extract_many(paths): ...``; ``withhold`` is for measurements
+    only (``docpipe eval --withhold-labels``)."""
 
-    def __init__(self, config: Optional[DocpipeConfig] = None, *, start_timeout_s: float = 300.0):
+    def __init__(self, config: Optional[DocpipeConfig] = None, *, start_timeout_s: float = 300.0,
+                 withhold: Optional[LabelWithholding] = None):
         self.config = config or DocpipeConfig()
+        self.withhold = withhold
         self.mode, self.n_workers = self._plan()
         ec = self.config.engine
         self._credit = 2 * ec.max_batch  # documents a worker may hold: one batch running, one forming

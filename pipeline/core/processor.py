@@ -9,6 +9,7 @@ pixels; pages are decoded one group at a time and keep only their geometry once 
 a group, not by the documents' page count."""
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from contextlib import contextmanager
@@ -19,7 +20,8 @@ import numpy as np
 
 from pipeline.core.gpu import stage_streams
 from pipeline.core.sources import DecodeError, PageStream, open_pages
-from stages.contracts.config import DocpipeConfig
+from stages.contracts.config import DocpipeConfig, PredictorConfig, RecognitionConfig
+from stages.contracts.registry import resolve_model
 from stages.contracts.result import build_result, error_result, page_json
 from stages.contracts.types import Capture, Page, Source, StageError, TextBox, TextLine, source_name
 from stages.detection.detector import TextDetector
@@ -27,8 +29,10 @@ from stages.page.mapback import fields_to_original, lines_to_original
 from stages.page.stage import PageNormalizer
 from stages.extraction.field_specs import FIELD_CHARSET
 from stages.extraction.page_roles import RoleAwareFields
+from stages.extraction.rules.lexicon import LabelWithholding
 from stages.extraction.stage import DocumentFields, ExtractionStage
-from stages.recognition.lines import LineReader, PageBoxes
+from stages.recognition.ctc import CharDict
+from stages.recognition.lines import LineReader, OnFirstUse, PageBoxes
 from stages.recognition.recognizer import TextRecognizer
 
 log = logging.getLogger(__name__)
@@ -57,36 +61,36 @@ class _StageFailure(Exception):
 
 
 class DocumentProcessor:
-    """Everything one worker needs. Not thread-safe; one per worker."""
+    """Everything one worker needs. Not thread-safe; one per worker. ``withhold`` is for measurements only."""
 
-    def __init__(self, config: DocpipeConfig):
+    def __init__(self, config: DocpipeConfig, withhold: Optional[LabelWithholding] = None):
         self.config = config
         self.streams = stage_streams(config, ("detect", "recognize"))  # held as long as the predictors
         ptr = {name: s.ptr for name, s in self.streams.items()}
         self.detector = TextDetector(config.detection, config.predictor, ptr.get("detect"))
         # photo outline + orientation around detection (stages/page/); pages carry their transforms
-        self.normalizer = PageNormalizer(config.normalize, config.recognition, config.predictor)
+        self.normalizer = PageNormalizer(config.page, config.recognition, config.predictor)
         self.recognizer = TextRecognizer(config.recognition, config.predictor, ptr.get("recognize"))
         # field alphabets: their CTC probabilities are always kept with each line for constrained re-decoding
         self.recognizer.set_always_keep(FIELD_CHARSET)
         self.reader = LineReader(self.recognizer, config.recognition.drop_score,
                                  self._capture_recognizers(ptr.get("recognize")))
         # beside a schedule page, a bundle's letter and terms pages never supply a field
-        self.extractor = RoleAwareFields(ExtractionStage(config, self.recognizer.chars))
+        self.extractor = RoleAwareFields(ExtractionStage(config, self.recognizer.chars, withhold))
 
-    def _capture_recognizers(self, stream: Optional[int]) -> dict[Capture, TextRecognizer]:
-        """The configured recognizers of faxes and photos (each sharing the main model's dictionary)."""
+    def _capture_recognizers(self, stream: Optional[int]) -> dict[Capture, OnFirstUse]:
+        """The configured recognizers of faxes and photos, each loaded the first time a page of its capture arrives
+        (a run of clean scans never loads them). Their files and dictionaries (the main model's) are checked now."""
         rc = self.config.recognition
-        out: dict[Capture, TextRecognizer] = {}
+        out: dict[Capture, OnFirstUse] = {}
         for capture, key, model_dir in (("fax", rc.fax_model, rc.fax_model_dir), ("photo", rc.photo_model, rc.photo_model_dir)):
             if key is None:
                 continue
-            rec = TextRecognizer(rc.model_copy(update={"model": key, "model_dir": model_dir, "dict_path": None}),
-                                 self.config.predictor, stream)
-            if rec.chars != self.recognizer.chars:
+            model = resolve_model(key, "rec", model_dir)
+            if CharDict.from_chars(model.characters or "", use_space_char=True) != self.recognizer.chars:
                 raise ValueError(f"recognition.{capture}_model {key!r} must share the main model's dictionary")
-            rec.set_always_keep(FIELD_CHARSET)
-            out[capture] = rec
+            cfg = rc.model_copy(update={"model": key, "model_dir": model_dir, "dict_path": None})
+            out[capture] = OnFirstUse(functools.partial(_capture_recognizer, cfg, self.config.predictor, stream))
         return out
 
     def process_batch(self, sources: Sequence[Source], names: Optional[Sequence[str]] = None) -> list[dict[str, Any]]:
@@ -253,6 +257,13 @@ def _without_pixels(page: Page) -> Page:
     need), its pixels replaced by a read-only zero-byte view of that shape, so they can be freed."""
     shape = page.image.shape
     return replace(page, image=np.broadcast_to(np.zeros((1, 1, 3), np.uint8), shape), second_look=None)
+
+
+def _capture_recognizer(cfg: RecognitionConfig, predictor: PredictorConfig, stream: Optional[int]) -> TextRecognizer:
+    log.info("loading the %s recognizer on its first page", cfg.model)
+    rec = TextRecognizer(cfg, predictor, stream)
+    rec.set_always_keep(FIELD_CHARSET)
+    return rec
 
 
 @contextmanager

@@ -20,6 +20,7 @@ from typing import Any, Optional
 
 from stages.contracts.config import ConfigError, load_config, with_overrides
 from stages.contracts.fields import FIELD_KEYS
+from stages.extraction.rules.lexicon import LabelWithholding
 from pipeline.tools.metrics import CERCount, page_cer, result_lines, text_polygons, total_cer
 from pipeline.tools.reliability import (
     RoutedDocument, expected_calibration_error, format_reliability, reliability_table, routing_curve,
@@ -35,6 +36,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", type=Path, help="write the full report (incl. every error) here")
     p.add_argument("--limit", type=int, default=0, help="evaluate only the first N documents")
     p.add_argument("--worst", type=int, default=15, help="errors listed in the printed report")
+    p.add_argument("--withhold-labels", type=float, default=0.0, metavar="F",
+                   help="measurement only: the rules forget this fraction of their label wordings, drawn per "
+                        "document, to show how they fail on wordings nobody listed (0 = off)")
+    p.add_argument("--withhold-seed", type=int, default=0, metavar="S", help="the draw of --withhold-labels")
 
 
 def find_documents(directory: Path) -> list[tuple[Path, dict]]:
@@ -65,7 +70,8 @@ def rules_values(result: dict, today: date) -> dict[str, Optional[str]]:
     return {k: (m.value if m is not None else None) for k, m in extract_rules(lines, today).items()}
 
 
-def evaluate(directory: Path, config_path: Optional[str], limit: int = 0) -> dict[str, Any]:
+def evaluate(directory: Path, config_path: Optional[str], limit: int = 0,
+             withhold: Optional[LabelWithholding] = None) -> dict[str, Any]:
     from pipeline.core.engine import Engine
 
     config = load_config(config_path)
@@ -85,7 +91,7 @@ def evaluate(directory: Path, config_path: Optional[str], limit: int = 0) -> dic
     routed: list[RoutedDocument] = []
     straight = wrong_straight = 0
     t0 = time.perf_counter()
-    with Engine(config) as engine:
+    with Engine(config, withhold=withhold) as engine:
         for (image, truth), result in zip(docs, engine.extract_many([str(p) for p, _ in docs])):
             name = image.name
             if result["errors"]:
@@ -223,7 +229,12 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write(f"docpipe eval: {args.dir} is not a directory\n")
         return 2
     try:
-        rep = evaluate(args.dir, args.config, args.limit)
+        withhold = LabelWithholding(args.withhold_labels, args.withhold_seed)
+    except ValueError as exc:
+        sys.stderr.write(f"docpipe eval: --withhold-labels: {exc}\n")
+        return 2
+    try:
+        rep = evaluate(args.dir, args.config, args.limit, withhold)
     except ConfigError as exc:
         sys.stderr.write(f"docpipe eval: {exc}\n")
         return 2

@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import Any, Literal, Optional
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from stages.contracts.fields import FIELD_KEYS
 from stages.contracts.registry import check_model_key
@@ -75,23 +75,11 @@ class RecognitionConfig(_Strict):
     model_dir: Optional[Path] = None
     dict_path: Optional[Path] = None
     image_height: int = 48
-    # Paddle keeps memory per distinct input shape, so every batch of a bucket has the same shape:
-    # width from this list, rows = batch_pixels // width (partial batches padded)
-    width_buckets: tuple[int, ...] = (128, 192, 256, 384, 512, 768, 1024, 1536, 2048)
-    batch_pixels: int = Field(2048, ge=8, description="rows x width of one recognition batch")
-    cls_batch_size: int = Field(16, ge=1, description="crops per batch of the 0/180 line classifier")
-    # packing: crops up to pack_width wide go side by side into rows of pack_width pixels (pack_gap blank pixels
-    # apart), pack_rows rows per batch -- one input shape, few padded pixels; wider crops use the width buckets.
-    # (measurements: README "Recognition packing")
+    # crops up to 512 px wide (at image_height) go side by side into shared rows, one input shape for the whole run;
+    # false: every crop gets a width bucket of its own (stages/recognition/recognizer.py)
     packing: bool = True
-    pack_width: int = Field(512, ge=64)
-    pack_gap: int = Field(32, ge=0)
-    pack_rows: int = Field(4, ge=1)
     decoder: Literal["greedy", "beam"] = "beam"
     beam_width: int = Field(5, ge=1)
-    # a line's softmax columns kept for constrained re-decoding: classes reaching keep_min_prob somewhere
-    keep_min_prob: float = Field(1e-3, gt=0, lt=1)
-    keep_max_columns: int = Field(64, ge=1)
     use_cls: bool = False
     cls_model: str = "ppocr_mobile_v2_cls"
     cls_model_dir: Optional[Path] = None
@@ -124,46 +112,18 @@ class RecognitionConfig(_Strict):
         check_model_key(v, "cls")
         return v
 
-    @model_validator(mode="after")
-    def _buckets_sorted(self) -> "RecognitionConfig":
-        if not self.width_buckets or list(self.width_buckets) != sorted(set(self.width_buckets)):
-            raise ValueError("width_buckets must be a non-empty strictly increasing list")
-        if any(w % 8 for w in self.width_buckets) or self.pack_width % 8:
-            raise ValueError("width_buckets and pack_width must be multiples of 8 (the CTC stride)")
-        return self
 
-
-class NormalizeConfig(_Strict):
-    """Page normalization before detection (stages/page/): document boundary of photos, orientation."""
+class PageConfig(_Strict):
+    """Page normalisation before detection (stages/page/): photographed sheets, faxes, orientation."""
 
     # photographed pages: cut the sheet out of its background along a confident outline and rectify it
     boundary: bool = True
-    boundary_min_area: float = Field(0.2, gt=0, le=1)
-    # a scan's paper fills the image; a photographed sheet covers less (scans with a skew border stay as given)
-    boundary_max_area: float = Field(0.85, gt=0, le=1)
-    # grey levels between the paper just inside the outline and the background just outside
-    boundary_min_contrast: float = Field(40.0, ge=0)
-    # share of each side of the outline that must lie on a sharp edge (a lit/shaded border inside the paper is
-    # not one); 0 = not checked
-    boundary_min_edge_support: float = Field(0.4, ge=0, le=1)
     flatten_light: bool = True  # divide out shadows and light gradients of a rectified photo
-    # binarised pages (faxes): upscale by this much with cubic interpolation before detection (1.0 = off),
-    # then blur with this sigma in pixels of the upscaled page (0 = off); chosen on a dev split of faxes
-    # (docs/real_world_pages.md): blur 1.0 fixed the most fields, upscaling made them worse
-    # binarised pages are also read from a despeckled rendering (isolated one-pixel specks removed, same
-    # resampling); each line keeps the reading with the higher score (docs/real_world_pages.md)
+    # binarised pages (faxes) are also read from a despeckled rendering; each line keeps the reading with the
+    # higher score
     fax_second_look: bool = True
-    fax_upscale: float = Field(1.0, ge=1.0, le=4.0)
-    fax_blur: float = Field(1.0, ge=0.0)
-    orientation: bool = True
-    # a box is elongated when its long side is at least this many times its short side
-    elongation: float = Field(1.5, ge=1.0)
-    # the page is sideways when more than this share of the elongated boxes is tall (and at least min_boxes are)
-    tall_share: float = Field(0.5, ge=0, le=1)
-    min_boxes: int = Field(3, ge=1)
-    # the widest lines of the dominant direction that the 0/180 classifier (recognition.cls_model) votes on
-    sample_lines: int = Field(8, ge=1)
-    # upside down when the mean upside-down probability over the sample is above this
+    orientation: bool = True  # turn sideways and upside-down pages upright (uses recognition.cls_model)
+    # upside down when the mean upside-down probability of the sampled lines is above this
     flip_threshold: float = Field(0.5, gt=0, lt=1)
 
 
@@ -214,10 +174,6 @@ class ExtractionConfig(_Strict):
     lexicons: bool = True  # names' surnames and addresses' divisions re-read against lexicons (lexicon_reread.py)
     # labels with one character misread (保险期滨日) read as the rules' label when the frames allow (label_reread.py)
     label_reread: bool = True
-    # measurement and calibration only (docs/confidence.md): the rules forget this fraction of their label
-    # wordings, drawn per document from withhold_seed, to show how they fail on wordings nobody listed; 0 = off
-    withhold_labels: float = Field(0.0, ge=0.0, lt=1.0)
-    withhold_seed: int = 0
 
 
 class OutputConfig(_Strict):
@@ -233,13 +189,13 @@ class EngineConfig(_Strict):
     mode: Literal["auto", "inline", "threads", "processes"] = "auto"
     workers: int = Field(0, ge=0, description="0 = usable cores // threads_per_worker (CPU), 1 (GPU)")
     # auto workers (0) never plan more processes than fit in available memory at this much each
-    # (one CPU worker's peak, README "Configuration"); 0 = no memory cap
+    # (one CPU worker's peak, docs/decisions.md); 0 = no memory cap
     worker_memory_mb: int = Field(800, ge=0)
     # CPU math threads of each worker process's predictors (replaces predictor.cpu_threads there);
     # the single-document path (extract(), inline) keeps predictor.cpu_threads
     threads_per_worker: int = Field(1, ge=1)
     # documents per worker batch; a worker holds at most 2 x max_batch, so smaller batches balance the
-    # tail of a run across processes (docs/measurements.md)
+    # tail of a run across processes (docs/decisions.md)
     max_batch: int = Field(4, ge=1)
     max_wait_ms: float = Field(8.0, ge=0)
     queue_size: int = Field(16, ge=1)
@@ -306,7 +262,7 @@ class DocpipeConfig(_Strict):
     input: InputConfig = InputConfig()
     detection: DetectionConfig = DetectionConfig()
     recognition: RecognitionConfig = RecognitionConfig()
-    normalize: NormalizeConfig = NormalizeConfig()
+    page: PageConfig = PageConfig()
     extraction: ExtractionConfig = ExtractionConfig()
     review: ReviewConfig = ReviewConfig()
     output: OutputConfig = OutputConfig()

@@ -16,7 +16,7 @@ from stages.extraction.field_specs import FIELDS
 from stages.extraction.hybrid import arrange_all, check_policies
 from stages.extraction.label_reread import LabelIndex, reread_labels
 from stages.extraction.rules import RuleMatch, extract_rules
-from stages.extraction.rules.lexicon import FULL_LEXICON, withheld_lexicon
+from stages.extraction.rules.lexicon import FULL_LEXICON, LabelWithholding, withheld_lexicon
 from stages.recognition.ctc import CharDict
 from stages.contracts.types import Page, TextLine
 
@@ -65,13 +65,14 @@ class DocumentFields:
 
 
 class ExtractionStage:
-    """Callable ``(lines per page, pages) -> DocumentFields``; one per worker."""
+    """Callable ``(lines per page, pages) -> DocumentFields``; one per worker. ``withhold`` is for measurements
+    only (``docpipe eval --withhold-labels``)."""
 
-    def __init__(self, config: DocpipeConfig, chars: CharDict):
+    def __init__(self, config: DocpipeConfig, chars: CharDict, withhold: Optional[LabelWithholding] = None):
         ec = config.extraction
         self.method = ec.method
         self.prefer = ec.prefer
-        self.withhold = (ec.withhold_labels, ec.withhold_seed)
+        self.withhold = withhold or LabelWithholding()
         self.chars = chars
         self.label_reread = ec.label_reread
         self.full_labels = LabelIndex(FULL_LEXICON)
@@ -115,7 +116,7 @@ class ExtractionStage:
 
     def rules_candidates(self, lines: Sequence[Sequence[TextLine]], today: date) -> dict[str, Candidate]:
         flat = [(pi, li, ln) for pi, page_lines in enumerate(lines) for li, ln in enumerate(page_lines)]
-        fraction, seed = self.withhold
+        fraction, seed = self.withhold.fraction, self.withhold.seed
         lexicon = withheld_lexicon(fraction, seed, "\n".join(ln.text for _, _, ln in flat)) if fraction else FULL_LEXICON
         texts = [ln.text for _, _, ln in flat]
         if self.label_reread:

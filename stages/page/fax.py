@@ -2,7 +2,7 @@
 
 A fax is black and white with jagged strokes; the detector and recognizer were trained on grey, anti-aliased
 text. A page is treated as binarised when almost all of its pixels are near black or near white; it is then
-smoothed (``fax_blur``, a Gaussian) and optionally upscaled (``fax_upscale``, cubic), any scale recorded in the
+smoothed (``FAX_BLUR``, a Gaussian) and optionally upscaled (``FAX_UPSCALE``, cubic), any scale recorded in the
 page's transform so polygons map back. A second rendering without isolated specks (``fax_second_look``) goes
 with the page; recognition reads every line from both. Measured on dev faxes, smoothing and the second look
 help and upscaling does not.
@@ -12,10 +12,15 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from stages.contracts.config import NormalizeConfig
+from stages.contracts.config import PageConfig
 from stages.contracts.types import Page, PageTransform
 
 _SAMPLE_STEP = 4  # binarisation is judged on every 4th pixel in each direction
+# Gaussian sigma (pixels) and cubic upscale factor of a binarised page, chosen on 30 dev faxes: wrong fields of 445
+# with no change 57, blur 0.7 47, blur 1.0 42, blur 1.5 49, upscale 1.5 70 (detection downsizes pages to 960 px
+# anyway and the recognizer scales crops to 48 px high; docs/real_world_pages.md)
+FAX_BLUR = 1.0
+FAX_UPSCALE = 1.0
 
 
 def is_binarised(image: np.ndarray, share: float = 0.99) -> bool:
@@ -46,16 +51,16 @@ def despeckle(image: np.ndarray) -> np.ndarray:
     return cv2.cvtColor(out, cv2.COLOR_GRAY2BGR) if image.ndim == 3 else out
 
 
-def normalize_fax(page: Page, cfg: NormalizeConfig) -> Page:
+def normalize_fax(page: Page, cfg: PageConfig, upscale: float = FAX_UPSCALE, blur: float = FAX_BLUR) -> Page:
     """``page`` upscaled and/or smoothed when it is a binarised page and either is configured, with a despeckled
     second rendering (``fax_second_look``) for recognition to read too; else the same page."""
-    touch = cfg.fax_upscale > 1.0 or cfg.fax_blur > 0 or cfg.fax_second_look
+    touch = upscale > 1.0 or blur > 0 or cfg.fax_second_look
     if not touch or page.transform is not None or not is_binarised(page.image):
         return page
     h, w = page.image.shape[:2]
-    nw, nh = int(round(w * cfg.fax_upscale)), int(round(h * cfg.fax_upscale))
-    image = _render(page.image, (nw, nh), False, cfg.fax_blur)
-    second = _render(page.image, (nw, nh), True, cfg.fax_blur) if cfg.fax_second_look else None
+    nw, nh = int(round(w * upscale)), int(round(h * upscale))
+    image = _render(page.image, (nw, nh), False, blur)
+    second = _render(page.image, (nw, nh), True, blur) if cfg.fax_second_look else None
     m = np.diag([nw / w, nh / h, 1.0])
     return Page(page.index, image, page.source, PageTransform.identity(w, h).then(m), second, capture="fax")
 

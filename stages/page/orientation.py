@@ -1,9 +1,9 @@
 """Page orientation (0/90/180/270) from the page's own detected text boxes and the 0/180 text-line classifier.
 
 Decision, on the boxes detected on the page as given (no extra detection for an upright page):
-1. Sideways: among elongated boxes (long side >= ``elongation`` x short side), the share that is tall.
-   Above ``tall_share`` the page is turned by 90 or 270 degrees.
-2. Which way up: the widest elongated boxes of the dominant direction are cropped as the recognizer crops
+1. Sideways: among elongated boxes (long side >= ``ELONGATION`` x short side), the share that is tall.
+   Above ``TALL_SHARE`` (and at least ``MIN_BOXES`` tall boxes) the page is turned by 90 or 270 degrees.
+2. Which way up: the ``SAMPLE_LINES`` widest elongated boxes of the dominant direction are cropped as the recognizer crops
    them (tall crops are turned clockwise) and the ppocr 0/180 classifier votes; a mean flip probability
    above ``flip_threshold`` means upside down.
    Upright lines + not flipped -> 0; flipped -> 180; sideways + not flipped -> 90 (the crops read upright
@@ -19,7 +19,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from stages.contracts.config import NormalizeConfig, PredictorConfig, RecognitionConfig
+from stages.contracts.config import PageConfig, PredictorConfig, RecognitionConfig
 from stages.contracts.types import Page, PageTransform, StageError, TextBox
 from stages.recognition.crop import crop_quad
 from stages.recognition.line_classifier import OrientationClassifier
@@ -27,6 +27,15 @@ from stages.recognition.line_classifier import OrientationClassifier
 log = logging.getLogger(__name__)
 
 Detect = Callable[[Sequence[np.ndarray]], list]  # images -> list[list[TextBox] | StageError]
+
+# A box is elongated when its long side is at least ELONGATION times its short side; a page is sideways when more
+# than TALL_SHARE of its elongated boxes are tall and at least MIN_BOXES are; the classifier votes on the
+# SAMPLE_LINES widest lines of the dominant direction (one batch). With these the 10 sample pages turned 0/90/180/270
+# came out upright 40/40, the vote taking 7.9 ms against 107 ms for detection (scripts/probe_orientation.py)
+ELONGATION = 1.5
+TALL_SHARE = 0.5
+MIN_BOXES = 3
+SAMPLE_LINES = 8
 
 
 @dataclass(frozen=True)
@@ -72,8 +81,8 @@ def rotate_page(page: Page, rotation: int) -> Page:
                 page.capture)
 
 
-def decide_rotation(tall: int, wide: int, flip_prob: float, cfg: NormalizeConfig) -> int:
-    sideways = tall > cfg.tall_share * (tall + wide) and tall >= cfg.min_boxes
+def decide_rotation(tall: int, wide: int, flip_prob: float, cfg: PageConfig) -> int:
+    sideways = tall > TALL_SHARE * (tall + wide) and tall >= MIN_BOXES
     flipped = flip_prob > cfg.flip_threshold
     if sideways:
         return 270 if flipped else 90
@@ -84,7 +93,7 @@ class PageOrienter:
     """Holds the 0/180 classifier. ``orient`` takes pages and their detections and returns the upright pages
     (with transforms) and their detections, re-detecting only the pages it turned."""
 
-    def __init__(self, cfg: NormalizeConfig, rec_cfg: RecognitionConfig, predictor_cfg: PredictorConfig):
+    def __init__(self, cfg: PageConfig, rec_cfg: RecognitionConfig, predictor_cfg: PredictorConfig):
         self.cfg = cfg
         self.classifier = OrientationClassifier(rec_cfg, predictor_cfg)
 
@@ -93,16 +102,16 @@ class PageOrienter:
         wide: list[tuple[float, TextBox]] = []
         for box in boxes:
             w, h = box_sides(box.polygon)
-            if h >= self.cfg.elongation * max(w, 1.0):
+            if h >= ELONGATION * max(w, 1.0):
                 tall.append((h, box))
-            elif w >= self.cfg.elongation * max(h, 1.0):
+            elif w >= ELONGATION * max(h, 1.0):
                 wide.append((w, box))
-        sideways = len(tall) > self.cfg.tall_share * (len(tall) + len(wide)) and len(tall) >= self.cfg.min_boxes
-        pool = sorted(tall if sideways else wide, key=lambda t: -t[0])[: self.cfg.sample_lines]
+        sideways = len(tall) > TALL_SHARE * (len(tall) + len(wide)) and len(tall) >= MIN_BOXES
+        pool = sorted(tall if sideways else wide, key=lambda t: -t[0])[:SAMPLE_LINES]
         flip = 0.0
         if pool:
             crops = [crop_quad(page.image, b.polygon).image for _, b in pool]
-            flip = float(np.mean(self.classifier.flipped_probs(crops, self.cfg.sample_lines)))
+            flip = float(np.mean(self.classifier.flipped_probs(crops, SAMPLE_LINES)))
         rotation = decide_rotation(len(tall), len(wide), flip, self.cfg)
         return OrientationVote(rotation, len(tall), len(wide), flip, len(pool))
 

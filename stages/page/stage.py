@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass
 from typing import Sequence
 
-from stages.contracts.config import NormalizeConfig, PredictorConfig, RecognitionConfig
+from stages.contracts.config import PageConfig, PredictorConfig, RecognitionConfig
 from stages.contracts.types import Page, StageError, TextBox
 from stages.page.boundary import normalize_boundary
 from stages.page.fax import normalize_fax
@@ -24,7 +24,7 @@ class Normalized:
     detect_ms: float  # the first detection of every page
 
 
-def normalize_capture(page: Page, cfg: NormalizeConfig) -> Page:
+def normalize_capture(page: Page, cfg: PageConfig) -> Page:
     """A photographed sheet rectified (capture "photo"), a binarised page resampled ("fax"), else as given."""
     if cfg.boundary:
         page = normalize_boundary(page, cfg)
@@ -32,7 +32,7 @@ def normalize_capture(page: Page, cfg: NormalizeConfig) -> Page:
 
 
 class PageNormalizer:
-    def __init__(self, cfg: NormalizeConfig, rec_cfg: RecognitionConfig, predictor_cfg: PredictorConfig):
+    def __init__(self, cfg: PageConfig, rec_cfg: RecognitionConfig, predictor_cfg: PredictorConfig):
         self.cfg = cfg
         self.orienter = PageOrienter(cfg, rec_cfg, predictor_cfg) if cfg.orientation else None
 

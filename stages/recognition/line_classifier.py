@@ -11,6 +11,7 @@ from stages.predictor import PaddlePredictor
 from stages.recognition.crop import resize_to_bucket
 
 _CLS_HEIGHT, _CLS_WIDTH = 48, 192
+CLS_BATCH_SIZE = 16  # crops per batch; partial batches padded, so one input shape per batch size
 
 
 class OrientationClassifier:
@@ -20,9 +21,9 @@ class OrientationClassifier:
 
     def flipped_probs(self, crops: Sequence[np.ndarray], batch_size: int | None = None) -> np.ndarray:
         """Probability that each crop is upside down (N,). Batches have ``batch_size`` rows (default
-        ``recognition.cls_batch_size``), partial ones padded: one input shape per batch size."""
+        ``CLS_BATCH_SIZE``), partial ones padded: one input shape per batch size."""
         out = np.zeros(len(crops), np.float32)
-        bs = batch_size or self.cfg.cls_batch_size
+        bs = batch_size or CLS_BATCH_SIZE
         for start in range(0, len(crops), bs):
             chunk = crops[start : start + bs]
             x = np.zeros((bs, 3, _CLS_HEIGHT, _CLS_WIDTH), np.float32)  # one shape: bounded memory

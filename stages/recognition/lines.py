@@ -2,8 +2,9 @@
 :class:`TextLine` per readable box (empty or low-score reads dropped). N pages in -> N results out."""
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
-from typing import Hashable, Mapping, Optional, Sequence
+from typing import Callable, Hashable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
@@ -23,11 +24,33 @@ class PageBoxes:
     capture: Capture = "scan"  # read by the reader's recognizer for this capture when it has one
 
 
+class OnFirstUse:
+    """A recognizer built the first time a page needs it (a fax or photo recognizer: most runs never see one, and
+    each holds its own predictor). Thread-safe: concurrent first uses build it once."""
+
+    def __init__(self, build: Callable[[], TextRecognizer]):
+        self._build = build
+        self._lock = threading.Lock()
+        self._recognizer: Optional[TextRecognizer] = None
+
+    @property
+    def loaded(self) -> bool:
+        return self._recognizer is not None
+
+    def get(self) -> TextRecognizer:
+        if self._recognizer is None:
+            with self._lock:
+                if self._recognizer is None:
+                    self._recognizer = self._build()
+        return self._recognizer
+
+
 class LineReader:
-    """``recognizer`` reads every page whose capture has no recognizer of its own in ``by_capture``."""
+    """``recognizer`` reads every page whose capture has no recognizer of its own in ``by_capture`` (built there or
+    built on first use)."""
 
     def __init__(self, recognizer: TextRecognizer, drop_score: float,
-                 by_capture: Optional[Mapping[Capture, TextRecognizer]] = None):
+                 by_capture: Optional[Mapping[Capture, Union[TextRecognizer, OnFirstUse]]] = None):
         self.recognizer = recognizer
         self.drop_score = drop_score
         self.by_capture = dict(by_capture or {})
@@ -65,10 +88,17 @@ class LineReader:
             lines.append(to_text_line(res, box, vertical))
         return out
 
+    def reader_for(self, capture: Capture) -> TextRecognizer:
+        """The recognizer of pages of this capture (built now if it is built on first use)."""
+        entry = self.by_capture.get(capture)
+        if entry is None:
+            return self.recognizer
+        return entry.get() if isinstance(entry, OnFirstUse) else entry
+
     def _recognize(self, crops: list[np.ndarray], owners: list[PageBoxes]) -> list[Recognized | StageError]:
         """Each crop (of the page beside it) read by the recognizer of its page's capture when there is one, else by
         the main recognizer; N crops in, N results out, in order."""
-        readers = [self.by_capture.get(p.capture, self.recognizer) for p in owners]
+        readers = [self.reader_for(p.capture) for p in owners]
         out: list[Recognized | StageError] = [StageError("recognize", "Internal", "not run")] * len(crops)
         for reader in {id(r): r for r in readers}.values():
             idx = [i for i, r in enumerate(readers) if r is reader]

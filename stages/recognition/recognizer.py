@@ -17,6 +17,21 @@ from stages.contracts.types import FrameProbs, Recognized, StageError
 log = logging.getLogger(__name__)
 
 CTC_STRIDE = 8  # PP-OCR rec models emit one frame per 8 input pixels
+# Paddle keeps memory for every distinct input shape it has run (+150-500 MB per new recognition shape), so every
+# batch of a width bucket has one shape: its width from this list, BATCH_PIXELS // width rows, partial batches
+# padded (peak RSS on the samples 2.0 -> 0.9 GB, docs/decisions.md)
+WIDTH_BUCKETS = (128, 192, 256, 384, 512, 768, 1024, 1536, 2048)
+BATCH_PIXELS = 2048
+# packing: crops up to PACK_WIDTH wide go side by side into rows of PACK_WIDTH pixels, PACK_GAP blank pixels
+# apart, PACK_ROWS rows per batch -- one input shape, few padded pixels. 512-px rows: line CER 0.75% on the
+# samples against 1.04% for 2048, 0.99% for 1024, 0.83% for 768, recognition time -27% (docs/decisions.md)
+PACK_WIDTH = 512
+PACK_GAP = 32
+PACK_ROWS = 4
+# a line's softmax columns kept for constrained re-decoding: the classes reaching KEEP_MIN_PROB in some frame,
+# the KEEP_MAX_COLUMNS strongest at most (plus the field alphabets)
+KEEP_MIN_PROB = 1e-3
+KEEP_MAX_COLUMNS = 64
 
 
 def keep_columns(probs: np.ndarray, min_prob: float, max_columns: int, always: Optional[np.ndarray]) -> FrameProbs:
@@ -68,12 +83,12 @@ class TextRecognizer:
         if self.classifier is not None:
             crops = self.classifier.upright(crops)
         todo = range(len(crops))
-        if self.cfg.packing:  # crops up to pack_width are packed; wider ones go through the width buckets
+        if self.cfg.packing:  # crops up to PACK_WIDTH are packed; wider ones go through the width buckets
             todo = self._recognize_packed(crops, results, groups)
         by_bucket: dict[int, list[tuple[int, np.ndarray, int]]] = {}
         for i in todo:
             try:
-                x, used, bucket = resize_to_bucket(crops[i], self.cfg.image_height, self.cfg.width_buckets)
+                x, used, bucket = resize_to_bucket(crops[i], self.cfg.image_height, WIDTH_BUCKETS)
                 by_bucket.setdefault(bucket, []).append((i, x, used))
             except Exception as exc:
                 results[i] = _error(exc)
@@ -109,17 +124,17 @@ class TextRecognizer:
 
     def _recognize_packed(self, crops: Sequence[np.ndarray], results: list[Recognized | StageError],
                           groups: Optional[Sequence[int]] = None) -> list[int]:
-        """Crops packed side by side into rows of ``pack_width`` (:mod:`stages.recognition.packing`); every batch
-        is ``pack_rows`` such rows, one shape for the whole run. Returns the indices of crops too wide to pack."""
+        """Crops packed side by side into rows of ``PACK_WIDTH`` (:mod:`stages.recognition.packing`); every batch
+        is ``PACK_ROWS`` such rows, one shape for the whole run. Returns the indices of crops too wide to pack."""
         cfg = self.cfg
         resized: list[tuple[int, np.ndarray]] = []
         wide: list[int] = []
         for i, crop in enumerate(crops):
             try:
-                if target_width(crop, cfg.image_height) > cfg.pack_width:
+                if target_width(crop, cfg.image_height) > PACK_WIDTH:
                     wide.append(i)
                     continue
-                resized.append((i, resize_to_height(crop, cfg.image_height, cfg.pack_width)))
+                resized.append((i, resize_to_height(crop, cfg.image_height, PACK_WIDTH)))
             except Exception as exc:
                 results[i] = _error(exc)
         if not resized:
@@ -128,10 +143,10 @@ class TextRecognizer:
         by_row: dict[int, list[int]] = {}
         for k, p in enumerate(placements):
             by_row.setdefault(p.row, []).append(k)
-        for first in range(0, n_rows, cfg.pack_rows):
-            batch = np.zeros((cfg.pack_rows, 3, cfg.image_height, cfg.pack_width), np.float32)
+        for first in range(0, n_rows, PACK_ROWS):
+            batch = np.zeros((PACK_ROWS, 3, cfg.image_height, PACK_WIDTH), np.float32)
             members = []
-            for r in range(first, min(first + cfg.pack_rows, n_rows)):
+            for r in range(first, min(first + PACK_ROWS, n_rows)):
                 for k in by_row[r]:
                     p = placements[k]
                     batch[r - first, :, :, p.offset:p.offset + p.width] = resized[k][1]
@@ -149,7 +164,7 @@ class TextRecognizer:
         placements: list[Optional[Placement]] = [None] * len(resized)
         n_rows = 0
         for members in by_group.values():
-            placed, rows = pack_rows([resized[k][1].shape[2] for k in members], cfg.pack_width, cfg.pack_gap,
+            placed, rows = pack_rows([resized[k][1].shape[2] for k in members], PACK_WIDTH, PACK_GAP,
                                      CTC_STRIDE)
             for k, p in zip(members, placed):
                 placements[k] = Placement(k, p.row + n_rows, p.offset, p.width)
@@ -159,7 +174,7 @@ class TextRecognizer:
     def rows_for(self, bucket: int) -> int:
         """Rows of a batch in this width bucket: fixed (partial batches are padded with blank rows), so
         the predictor only ever sees one shape per bucket and its memory stays bounded."""
-        return max(1, self.cfg.batch_pixels // bucket)
+        return max(1, BATCH_PIXELS // bucket)
 
     def _finish(self, probs: np.ndarray, used_width: int) -> Recognized:
         # frames past the image content (right padding) carry only blanks; drop them
@@ -171,5 +186,5 @@ class TextRecognizer:
         return Recognized(
             text=text, score=score, char_probs=tuple(float(p) for p in res.char_probs),
             char_frames=tuple(int(f) for f in res.char_frames), num_frames=n_frames,
-            frame_probs=keep_columns(probs, self.cfg.keep_min_prob, self.cfg.keep_max_columns, self.always_keep),
+            frame_probs=keep_columns(probs, KEEP_MIN_PROB, KEEP_MAX_COLUMNS, self.always_keep),
         )

@@ -206,10 +206,23 @@ LABELS: Mapping[str, LabelDef] = FULL_LEXICON.labels
 LABEL_RE = FULL_LEXICON.pattern
 
 
+@dataclass(frozen=True)
+class LabelWithholding:
+    """A measurement setting, never a product one: the rules forget ``fraction`` of their label texts, drawn per
+    document from ``seed`` (``docpipe eval --withhold-labels F --withhold-seed S``); 0 = off."""
+
+    fraction: float = 0.0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.fraction < 1.0:
+            raise ValueError(f"withheld fraction must be in [0, 1), got {self.fraction}")
+
+
 def withheld_lexicon(fraction: float, seed: int, document_key: str) -> Lexicon:
     """The lexicon less a random ``fraction`` of its label texts, drawn per document (from ``seed`` and a key of the
     document's text): the rules then meet wordings they were never given, as on an insurer's new forms. Used to
-    measure and calibrate that (``extraction.withhold_labels``), never by default."""
+    measure and calibrate that (:class:`LabelWithholding`), never by default."""
     digest = hashlib.sha256(f"{seed}:{document_key}".encode("utf-8")).hexdigest()
     rng = random.Random(int(digest[:16], 16))
     texts = sorted(_ALL_LABELS)

@@ -6,6 +6,7 @@ import numpy as np
 
 from models.recognizer.rows import ctc_fits, page_images
 from stages.contracts.config import RecognitionConfig
+from stages.recognition.recognizer import PACK_GAP, PACK_WIDTH, WIDTH_BUCKETS
 
 
 def test_ctc_fits_counts_the_blank_a_repeat_needs() -> None:
@@ -22,11 +23,11 @@ def test_page_images_pack_narrow_crops_and_give_a_wide_one_its_bucket() -> None:
     images = page_images(narrow + [wide], cfg)
     members = sorted(m for _, ms in images for m in ms)
     assert [m[0] for m in members] == [0, 1, 2, 3]
-    packed = [(img, ms) for img, ms in images if img.shape[2] == cfg.pack_width]
+    packed = [(img, ms) for img, ms in images if img.shape[2] == PACK_WIDTH]
     assert len(packed) == 1 and len(packed[0][1]) == 3  # the three narrow crops share a row
     offsets = sorted(o for _, o, _ in packed[0][1])
     assert offsets[0] == 0 and all(o % 8 == 0 for o in offsets)
     spans = sorted((o, o + w) for _, o, w in packed[0][1])
-    assert all(b[0] - a[1] >= cfg.pack_gap for a, b in zip(spans, spans[1:]))
+    assert all(b[0] - a[1] >= PACK_GAP for a, b in zip(spans, spans[1:]))
     own = [(img, ms) for img, ms in images if ms[0][0] == 3]
-    assert own[0][0].shape[2] in cfg.width_buckets and own[0][1] == [(3, 0, 800)]
+    assert own[0][0].shape[2] in WIDTH_BUCKETS and own[0][1] == [(3, 0, 800)]

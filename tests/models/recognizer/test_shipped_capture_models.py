@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from rapidfuzz.distance import Levenshtein
 
-from stages.contracts.config import DocpipeConfig, NormalizeConfig
+from stages.contracts.config import DocpipeConfig, PageConfig
 from stages.contracts.types import Page
 from stages.page.fax import normalize_fax
 from tests.conftest import text_image
@@ -71,7 +71,7 @@ def _faxed_crops(scale: float, threshold: int, vertical: float) -> list[np.ndarr
     page = text_image(_LINES, width=900, line_h=line_h, size=28)
     small = cv2.resize(page, None, fx=scale, fy=scale * vertical, interpolation=cv2.INTER_AREA)
     bilevel = np.where(small < threshold, 0, 255).astype(np.uint8)
-    faxed = normalize_fax(Page(0, bilevel), NormalizeConfig())
+    faxed = normalize_fax(Page(0, bilevel), PageConfig())
     assert faxed.capture == "fax"
     crops = []
     for i in range(len(_LINES)):
@@ -144,7 +144,7 @@ def test_photographed_plain_pages_read_no_worse(recognizers) -> None:
         shot, truth = photo(page, {"lines": []}, random.Random(100 + k), "dev")
         shot = cv2.imdecode(cv2.imencode(".jpg", shot, [cv2.IMWRITE_JPEG_QUALITY, truth["jpeg_quality"]])[1],
                             cv2.IMREAD_COLOR)
-        rectified = normalize_capture(Page(0, shot), cfg.normalize)
+        rectified = normalize_capture(Page(0, shot), cfg.page)
         assert rectified.capture == "photo"
         boxes = sorted(detector.detect_batch([rectified.image])[0],
                        key=lambda b: (round(float(np.mean(b.polygon[:, 1])) / 20), float(np.mean(b.polygon[:, 0]))))

@@ -81,3 +81,40 @@ def test_array_bytes_and_path_inputs_agree(inline_engine, tmp_path):
         res = inline_engine.extract(src)
         texts.append([ln["text"] for ln in res["pages"][0]["lines"]])
     assert texts[0] == texts[1] == texts[2] and "P2026000999" in "".join(texts[0])
+
+
+def _without_timings(result: dict) -> dict:
+    return {k: v for k, v in result.items() if k != "timings_ms"}
+
+
+def test_extract_gives_the_engines_result_without_the_engine(inline_engine):
+    from pipeline.core import api
+
+    paths = _samples()[:3]
+    by_engine = list(inline_engine.extract_many([str(p) for p in paths]))  # batched with each other
+    for path, engine_result in zip(paths, by_engine):
+        direct = api.extract(str(path))
+        assert not direct["errors"] and direct["fields"]
+        assert _without_timings(direct) == _without_timings(engine_result)
+    assert isinstance(api._DEFAULT.processor, api.DocumentProcessor)  # one in-process processor, no engine
+    assert api.extract(b"")["errors"][0]["type"] == "EmptyFile"  # bad input is still an error record
+
+
+def _fax(lines: list[str]) -> np.ndarray:
+    """A bilevel page as a fax server stores it: every pixel black or white."""
+    grey = cv2.cvtColor(text_image(lines, width=760), cv2.COLOR_BGR2GRAY)
+    return cv2.cvtColor(np.where(grey < 128, 0, 255).astype(np.uint8), cv2.COLOR_GRAY2BGR)
+
+
+def test_fax_and_photo_recognizers_load_on_first_use():
+    from pipeline.core.processor import DocumentProcessor
+    from stages.contracts.config import DocpipeConfig
+
+    processor = DocumentProcessor(DocpipeConfig())
+    by_capture = processor.reader.by_capture
+    assert set(by_capture) == {"fax", "photo"}
+    (clean,) = processor.process_batch([str(_samples()[0])])
+    assert not clean["errors"] and not by_capture["fax"].loaded and not by_capture["photo"].loaded
+    (fax,) = processor.process_batch([_fax(["保险单号：P2026000123456", "投保人：张三"])])
+    assert not fax["errors"] and by_capture["fax"].loaded and not by_capture["photo"].loaded
+    assert "P2026000123456" in "".join(ln["text"] for ln in fax["pages"][0]["lines"])

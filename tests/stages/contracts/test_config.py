@@ -49,14 +49,13 @@ def test_unknown_model_key_rejected_at_load(tmp_path):
         load_config(p)
 
 
-def test_buckets_must_be_increasing_multiples_of_8(tmp_path):
+def test_internal_constants_and_measurement_knobs_are_not_config_keys(tmp_path):
     p = tmp_path / "c.yaml"
-    p.write_text("recognition:\n  width_buckets: [320, 160]\n")
-    with pytest.raises(ConfigError):
-        load_config(p)
-    p.write_text("recognition:\n  width_buckets: [100]\n")
-    with pytest.raises(ConfigError):
-        load_config(p)
+    for text in ("recognition:\n  width_buckets: [128]\n", "page:\n  tall_share: 0.5\n",
+                 "extraction:\n  withhold_labels: 0.25\n", "normalize:\n  boundary: true\n"):
+        p.write_text(text)
+        with pytest.raises(ConfigError, match="Extra inputs"):
+            load_config(p)
 
 
 def test_missing_file_and_bad_yaml(tmp_path):

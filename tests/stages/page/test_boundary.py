@@ -8,12 +8,12 @@ import cv2
 import numpy as np
 import pytest
 
-from stages.contracts.config import NormalizeConfig
+from stages.contracts.config import PageConfig
 from stages.contracts.types import Page
 from stages.page.boundary import find_page, flatten_light, normalize_boundary, order_corners
 from tests.conftest import SAMPLES
 
-CFG = NormalizeConfig()
+CFG = PageConfig()
 
 
 def test_corner_order_is_clockwise_from_top_left() -> None:
@@ -25,7 +25,7 @@ def test_corner_order_is_clockwise_from_top_left() -> None:
 def test_flat_scans_are_not_cropped(path) -> None:
     image = cv2.imread(str(path))
     page = Page(0, image)
-    assert find_page(image, CFG) is None
+    assert find_page(image) is None
     assert normalize_boundary(page, CFG) is page
     assert page.capture == "scan"
 
@@ -34,10 +34,10 @@ def test_a_ruled_table_and_a_skewed_scan_with_a_dark_border_are_not_cropped() ->
     page = np.full((1400, 990, 3), 250, np.uint8)
     cv2.rectangle(page, (150, 300), (840, 1000), (0, 0, 0), 3)  # a big ruled box on white paper
     cv2.line(page, (150, 650), (840, 650), (0, 0, 0), 2)
-    assert find_page(page, CFG) is None
+    assert find_page(page) is None
     rot = cv2.getRotationMatrix2D((495, 700), 2.5, 0.97)  # a scan fed askew: dark corners, paper almost everywhere
     skewed = cv2.warpAffine(cv2.imread(str(SAMPLES / "train_00003.jpg")), rot, (742, 1050), borderValue=(60, 60, 60))
-    assert find_page(skewed, CFG) is None
+    assert find_page(skewed) is None
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +55,7 @@ def photos():
 def test_photographed_sheet_is_found_and_polygons_map_back(photos) -> None:
     for image, truth in photos:
         want = np.array(truth["variant_params"]["page_corners"])
-        quad = find_page(image, CFG)
+        quad = find_page(image)
         assert quad is not None
         assert np.abs(quad.corners - want).max() < 0.02 * max(image.shape[:2])
         page = normalize_boundary(Page(0, image), CFG)

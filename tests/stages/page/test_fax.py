@@ -6,7 +6,7 @@ import random
 import cv2
 import numpy as np
 
-from stages.contracts.config import NormalizeConfig
+from stages.contracts.config import PageConfig
 from stages.contracts.types import Page
 from stages.page.fax import despeckle, is_binarised, normalize_fax
 from stages.page.orientation import rotate_page
@@ -30,8 +30,8 @@ def test_faxes_are_binarised_and_scans_are_not() -> None:
 
 def test_fax_is_upscaled_with_a_transform_back_and_scans_are_left_alone() -> None:
     image, truth = _fax_page()
-    cfg = NormalizeConfig(fax_upscale=2.0, fax_blur=0.8)
-    page = normalize_fax(Page(0, image), cfg)
+    cfg = PageConfig()
+    page = normalize_fax(Page(0, image), cfg, upscale=2.0, blur=0.8)
     assert page.image.shape[:2] == (2 * image.shape[0], 2 * image.shape[1])
     t = page.transform
     assert t is not None and t.rotation == 0 and t.original_size == (image.shape[1], image.shape[0])
@@ -40,9 +40,9 @@ def test_fax_is_upscaled_with_a_transform_back_and_scans_are_left_alone() -> Non
         assert np.allclose(t.to_normalized(poly), poly * 2, atol=0.01)
         assert np.allclose(t.to_original(poly * 2), poly, atol=0.01)
     scan = Page(0, cv2.imread(str(SAMPLES / "train_00003.jpg")))
-    assert normalize_fax(scan, cfg) is scan
+    assert normalize_fax(scan, cfg, upscale=2.0, blur=0.8) is scan
     off = Page(0, image)
-    assert normalize_fax(off, NormalizeConfig(fax_upscale=1.0, fax_blur=0.0, fax_second_look=False)) is off
+    assert normalize_fax(off, PageConfig(fax_second_look=False), upscale=1.0, blur=0.0) is off
 
 
 def test_despeckle_drops_isolated_specks_and_keeps_thin_strokes() -> None:
@@ -61,12 +61,12 @@ def test_despeckle_drops_isolated_specks_and_keeps_thin_strokes() -> None:
 
 def test_second_look_is_the_same_page_rendered_otherwise_and_turns_with_it() -> None:
     image, _ = _fax_page()
-    cfg = NormalizeConfig(fax_blur=1.0, fax_second_look=True)
+    cfg = PageConfig(fax_second_look=True)
     page = normalize_fax(Page(0, image), cfg)
     assert page.second_look is not None and page.second_look.shape == page.image.shape
     assert not np.array_equal(page.second_look, page.image)
     turned = rotate_page(page, 90)
     assert np.array_equal(turned.second_look, np.rot90(page.second_look, k=-1))
-    assert normalize_fax(Page(0, image), NormalizeConfig(fax_blur=1.0, fax_second_look=False)).second_look is None
+    assert normalize_fax(Page(0, image), PageConfig(fax_second_look=False)).second_look is None
     scan = Page(0, cv2.imread(str(SAMPLES / "train_00003.jpg")))
     assert normalize_fax(scan, cfg) is scan

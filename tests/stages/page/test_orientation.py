@@ -6,7 +6,7 @@ import cv2
 import numpy as np
 import pytest
 
-from stages.contracts.config import DocpipeConfig, NormalizeConfig
+from stages.contracts.config import DocpipeConfig, PageConfig
 from stages.contracts.types import Page, PageTransform
 from stages.page.orientation import decide_rotation, rotate_page, rotation_matrix
 from tests.conftest import SAMPLES
@@ -51,7 +51,7 @@ def test_to_original_clips_into_the_given_image() -> None:
 
 
 def test_decision_table() -> None:
-    cfg = NormalizeConfig()
+    cfg = PageConfig()
     assert decide_rotation(0, 40, 0.01, cfg) == 0
     assert decide_rotation(0, 40, 0.99, cfg) == 180
     assert decide_rotation(40, 1, 0.01, cfg) == 90
@@ -68,7 +68,7 @@ def stages():
     from stages.page.orientation import PageOrienter
 
     cfg = DocpipeConfig()
-    return TextDetector(cfg.detection, cfg.predictor), PageOrienter(cfg.normalize, cfg.recognition, cfg.predictor)
+    return TextDetector(cfg.detection, cfg.predictor), PageOrienter(cfg.page, cfg.recognition, cfg.predictor)
 
 
 PAGES = ("train_00003.jpg", "test_00012.jpg")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from stages.contracts.types import Recognized, StageError, TextBox
-from stages.recognition.lines import LineReader, PageBoxes
+from stages.recognition.lines import LineReader, OnFirstUse, PageBoxes
 
 
 class _ByBrightness:
@@ -87,3 +87,26 @@ def test_each_capture_is_read_by_its_own_recognizer() -> None:
     alone = LineReader(_Named("main"), 0.0).read(pages)  # no capture recognizers: the main one reads every page
     assert [[ln.text for ln in p] for p in alone] == [["main:dark"], ["main:dark", "main:dark"], ["main:dark"],
                                                       ["main:dark"]]
+
+
+def test_a_capture_recognizer_built_on_first_use_is_built_once_and_only_when_needed() -> None:
+    import threading
+
+    built: list[_ByBrightness] = []
+
+    def build() -> _ByBrightness:
+        built.append(_ByBrightness())
+        return built[-1]
+
+    fax = OnFirstUse(build)
+    reader = LineReader(_ByBrightness(), 0.0, {"fax": fax})
+    img = np.full((10, 100, 3), 10, np.uint8)
+    reader.read([PageBoxes(img, [_box(0)], 1), PageBoxes(img, [_box(0)], 2, capture="photo")])
+    assert not fax.loaded and built == []  # no fax page yet: nothing built
+    threads = [threading.Thread(target=reader.read, args=([PageBoxes(img, [_box(0)], 3, capture="fax")],))
+               for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert fax.loaded and len(built) == 1 and sum(built[0].calls) == 8  # built once, then read all eight pages

@@ -1,8 +1,9 @@
 import numpy as np
 
-from stages.contracts.config import RecognitionConfig
 from stages.recognition.crop import pick_bucket, resize_to_bucket
-from stages.recognition.recognizer import keep_columns
+from stages.recognition.recognizer import (
+    BATCH_PIXELS, CTC_STRIDE, PACK_WIDTH, WIDTH_BUCKETS, keep_columns,
+)
 
 
 def test_resize_to_bucket_pads_right_and_squashes_overlong():
@@ -17,9 +18,13 @@ def test_resize_to_bucket_pads_right_and_squashes_overlong():
 
 
 def test_fixed_rows_per_bucket():
-    cfg = RecognitionConfig()
-    rows = {b: max(1, cfg.batch_pixels // b) for b in cfg.width_buckets}
-    assert all(r >= 1 for r in rows.values()) and rows[cfg.width_buckets[0]] >= rows[cfg.width_buckets[-1]]
+    rows = {b: max(1, BATCH_PIXELS // b) for b in WIDTH_BUCKETS}
+    assert all(r >= 1 for r in rows.values()) and rows[WIDTH_BUCKETS[0]] >= rows[WIDTH_BUCKETS[-1]]
+
+
+def test_buckets_are_increasing_multiples_of_the_ctc_stride():
+    assert list(WIDTH_BUCKETS) == sorted(set(WIDTH_BUCKETS))
+    assert not any(w % CTC_STRIDE for w in WIDTH_BUCKETS + (PACK_WIDTH,))
 
 
 def test_keep_columns_keeps_blank_strong_and_always():
