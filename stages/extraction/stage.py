@@ -136,15 +136,20 @@ class ExtractionStage:
                 out[key] = rule_candidate(m, flat)
         return out
 
+    def learned_document(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page], today: date):
+        """The learned decision's candidates and features of one document (stages/extraction/learned)."""
+        from stages.extraction.learned.extract import document_candidates, document_lexicon
+
+        lexicon = document_lexicon(lines, *self.withhold)
+        return document_candidates(lines, [(p.width, p.height) for p in pages], today, lexicon,
+                                   self.chars if self.label_reread else None)
+
     def learned_candidates(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page],
                            today: date) -> dict[str, list[Candidate]]:
-        from stages.extraction.learned.extract import decide, document_candidates, document_lexicon
+        from stages.extraction.learned.extract import decide
 
         assert self.scorer is not None
-        lexicon = document_lexicon(lines, *self.withhold)
-        dc = document_candidates(lines, [(p.width, p.height) for p in pages], today, lexicon,
-                                 self.chars if self.label_reread else None)
-        return decide(dc, self.scorer)
+        return decide(self.learned_document(lines, pages, today), self.scorer)
 
     def __call__(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page]) -> DocumentFields:
         today = date.today()

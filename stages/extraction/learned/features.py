@@ -51,6 +51,13 @@ FEATURE_NAMES: tuple[str, ...] = _names()
 CATEGORICAL = ("field",)
 
 
+@lru_cache(maxsize=65536)
+def _similarity(text: str, wordings: tuple[str, ...]) -> float:
+    """Similarity of a label-like text to the most similar of a field's wordings (label texts repeat across
+    documents, so the result is kept)."""
+    return best_similarity(text, wordings)
+
+
 def _role(text: str) -> Optional[str]:
     """The role the last role word of ``text`` names (``other`` for agents and staff), or None."""
     found = None
@@ -210,7 +217,7 @@ class DocumentFeatures:
                     attr = 1.0
             sims = self._sims.get(text)
             if sims is None:
-                sims = self._sims[text] = {k: best_similarity(text, self.lexicon.by_field.get(k, ())) for k in FIELD_KEYS}
+                sims = self._sims[text] = {k: _similarity(text, self.lexicon.by_field.get(k, ())) for k in FIELD_KEYS}
             role, frole = _role(text), _field_role(key)
             role_f = 0.0 if role is None or frole is None else (1.0 if role == frole else -1.0)
             meaning = float(sum(w in text for w in DATE_MEANING_WORDS.get(key, ())))
