@@ -72,6 +72,7 @@ def compare(folders: Sequence[Path], configs: dict[str, DocpipeConfig], withhold
         for name, cfg in configs.items() for frac, seed in draws}
     out: dict[str, Any] = {}
     samples: dict[str, Any] = {}
+    errors: dict[str, Any] = {}
     for folder in folders:
         docs = load_folder(folder)
         tallies = {k: Tally() for k in stages}
@@ -88,8 +89,9 @@ def compare(folders: Sequence[Path], configs: dict[str, DocpipeConfig], withhold
             label = f"{folder.name}{'' if not frac else f'/withheld {frac}:{seed}'}/{name}"
             out[label] = {**t.report(), "ocr_ms_per_page": round(ocr_ms / ocr_pages, 1) if ocr_pages else None}
             samples[label] = t.samples
+            errors[label] = [list(e) for e in t.board.errors]
             log.info("%-34s %s", label, json.dumps(out[label]))
-    return {"results": out, "samples": samples}
+    return {"results": out, "errors": errors, "samples": samples}
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -58,6 +58,7 @@ def _divisions() -> dict[str, tuple[str, ...]]:
     return {k: tuple(v) for k, v in out.items()}
 
 
+@lru_cache(maxsize=8192)
 def fold(text: str) -> str:
     """Full-width forms folded to their ASCII form character by character (same length as ``text``)."""
     out = []

@@ -82,15 +82,16 @@ class _Box:
     y0: float
     x1: float
     y1: float
+    h: float = 1.0
 
-    @property
-    def h(self) -> float:
-        return max(1.0, self.y1 - self.y0)
+    @staticmethod
+    def of(x0: float, y0: float, x1: float, y1: float) -> "_Box":
+        return _Box(x0, y0, x1, y1, max(1.0, y1 - y0))
 
 
 def _line_box(poly) -> _Box:
     p = np.asarray(poly, np.float32).reshape(-1, 2)
-    return _Box(float(p[:, 0].min()), float(p[:, 1].min()), float(p[:, 0].max()), float(p[:, 1].max()))
+    return _Box.of(float(p[:, 0].min()), float(p[:, 1].min()), float(p[:, 0].max()), float(p[:, 1].max()))
 
 
 class DocumentFeatures:
@@ -120,7 +121,7 @@ class DocumentFeatures:
             cb = self.char_boxes(p, li)
             pts.append(cb[ci] if ci < len(cb) else np.asarray(self.doc.line((p, li, 0)).polygon, np.float32))
         a = np.concatenate([np.asarray(x, np.float32).reshape(-1, 2) for x in pts])
-        return _Box(float(a[:, 0].min()), float(a[:, 1].min()), float(a[:, 0].max()), float(a[:, 1].max()))
+        return _Box.of(float(a[:, 0].min()), float(a[:, 1].min()), float(a[:, 0].max()), float(a[:, 1].max()))
 
     # -- label-like text next to a candidate ----------------------------------------------------------------------
     @staticmethod
@@ -256,21 +257,23 @@ def featurize(doc: DocLines, cands: Sequence[Candidate], lexicon: Lexicon) -> np
         if c.value is not None:
             keys_of_value.setdefault(c.value, set()).add(c.key)
     rows = np.zeros((len(cands), len(FEATURE_NAMES)), np.float32)
+    geometry: dict[tuple, tuple] = {}
     pages = len(doc.page_sizes)
     for i, c in enumerate(cands):
         rivals = by_key[c.key]
         p, li, c0 = c.chars[0]
         line = doc.line(c.chars[0])
         W, H = doc.page_sizes[p] if p < len(doc.page_sizes) else (1.0, 1.0)
-        box = ctx.span_box(c)
+        if c.chars not in geometry:  # the same span offered for several fields is looked at once
+            box = ctx.span_box(c)
+            geometry[c.chars] = (box, ctx.left_label(c, box), ctx.above_label(c, box), ctx.row_head(c, box),
+                                 ctx.role_before(c))
+        box, (left, left_gap, same_line), (above, above_gap, above_dx), row, rb = geometry[c.chars]
         f: list[float] = [float(FIELD_KEYS.index(c.key)), float(c.source == "rules"), c.rule_score]
         f += [float(c.strategy == s) for s in STRATEGIES]
-        left, left_gap, same_line = ctx.left_label(c, box)
-        above, above_gap, above_dx = ctx.above_label(c, box)
-        row = ctx.row_head(c, box)
         for text, gap in ((left, left_gap), (above, above_gap), (row, 0.0)):
             f += ctx.label_evidence(text, c.key) + [gap]
-        frole, rb = _field_role(c.key), ctx.role_before(c)
+        frole = _field_role(c.key)
         f += [float(same_line), above_dx / max(W, 1.0),
               0.0 if frole is None or rb is None else (1.0 if rb == frole else -1.0)]
         prev = line.text[:c0].rstrip()
