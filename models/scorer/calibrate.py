@@ -29,9 +29,21 @@ log = logging.getLogger("models.scorer.calibrate")
 EDGES = (0.2, 0.4, 0.6, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999)  # bin edges on the scorer's P
 
 
-def fit_calibration(samples: Sequence[dict[str, Any]], version: str) -> ScoreCalibrator:
-    from sklearn.isotonic import IsotonicRegression
+def monotone(y: Sequence[float], w: Sequence[float]) -> list[float]:
+    """The weighted least-squares non-decreasing fit of ``y`` (pool adjacent violators)."""
+    blocks: list[list[float]] = []  # [mean, weight, count]
+    for yi, wi in zip(y, w):
+        blocks.append([float(yi), float(wi), 1])
+        while len(blocks) > 1 and blocks[-2][0] > blocks[-1][0]:
+            b = blocks.pop()
+            a = blocks[-1]
+            a[0] = (a[0] * a[1] + b[0] * b[1]) / (a[1] + b[1])
+            a[1] += b[1]
+            a[2] += b[2]
+    return [m for m, _, n in blocks for _ in range(int(n))]
 
+
+def fit_calibration(samples: Sequence[dict[str, Any]], version: str) -> ScoreCalibrator:
     found = [s for s in samples if s["found"] and s["score"] is not None]
     x = np.array([float(s["score"]) for s in found])
     y = np.array([float(s["correct"]) for s in found])
@@ -42,8 +54,7 @@ def fit_calibration(samples: Sequence[dict[str, Any]], version: str) -> ScoreCal
     bins = [b for b in bins if len(b)]
     bx = np.array([x[b].mean() for b in bins])
     by = np.array([(y[b].sum() + 1.0) / (len(b) + 2.0) for b in bins])
-    iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(bx, by, sample_weight=[len(b) for b in bins])
-    xs, ys = [round(float(v), 6) for v in bx], [round(float(v), 6) for v in iso.predict(bx)]
+    xs, ys = [round(float(v), 6) for v in bx], [round(v, 6) for v in monotone(by, [len(b) for b in bins])]
     null_ok = {}
     for k in FIELD_KEYS:
         empty = [s for s in samples if s["field"] == k and not s["found"]]

@@ -48,7 +48,7 @@ def truth_document(path: Path) -> Optional[Document]:
         boxes = r.get("char_boxes") or []
         lines.append(TextLine(text, 1.0, poly, (1.0,) * len(text),
                               _char_u(poly, boxes) if len(boxes) == len(text) else ()))
-    return Document(path.name, [lines], [(float(data["width"]), float(data["height"]))], data["fields"])
+    return Document(f"{path.parent.name}/{path.name}", [lines], [(float(data["width"]), float(data["height"]))], data["fields"])
 
 
 def cached_document(doc: CachedDocument) -> Document:
