@@ -44,12 +44,17 @@ def char_dict() -> CharDict:
 
 def _data_record(folder: Path) -> dict:
     """Where a folder's pages came from (the generator's split, seed and variants, from its ground truth)."""
+    from models.scorer.ocr_cache import load_cached
+
     seeds, splits, variants, n = set(), set(), set(), 0
+    truths = []
     for p in sorted(Path(folder).glob("*.json")):
         try:
-            t = json.loads(p.read_text(encoding="utf-8"))
+            truths.append(json.loads(p.read_text(encoding="utf-8")))
         except (OSError, json.JSONDecodeError):
             continue
+    truths += [load_cached(p).truth for p in sorted(Path(folder).glob("*.pkl"))]
+    for t in truths:
         n += 1
         seeds.add(t.get("seed"))
         splits.add(t.get("split"))
