@@ -164,12 +164,17 @@ class ExtractionConfig(_Strict):
     # rules is the default: on the 200-document test split it has the best precision (0.98) and micro-F1
     # (0.931); hybrid with the current model weights gains recall (0.909) but loses precision (0.929).
     # hybrid: candidates from both; the preferred source's value is taken when it validates, else the other's
-    method: Literal["hybrid", "model", "rules"] = "rules"
+    # learned: every rule strategy's and type detector's candidates scored by a trained model, one joint
+    # assignment per document (docs/extraction.md)
+    method: Literal["hybrid", "model", "rules", "learned"] = "rules"
     prefer: Literal["rules", "model"] = "rules"
     # hybrid only: per field "model" | "rules" (whose value first) | "agreement" (prefer's value first, and
     # differing valid values are the review reason extractors_disagree:<field>); unlisted fields follow prefer
     policy: dict[str, Literal["model", "rules", "agreement"]] = Field(default_factory=dict)
     model_dir: Optional[Path] = None  # default: models/weights/extractor (trained by models/extractor/train.py)
+    # learned only: folder of scorer.txt and calibration.json (default models/weights/scorer, trained by
+    # python -m models.scorer.train)
+    scorer_dir: Optional[Path] = None
     redecode: bool = True  # constrained CTC re-decoding of invalid ID/phone/date/amount values
     lexicons: bool = True  # names' surnames and addresses' divisions re-read against lexicons (lexicon_reread.py)
     # labels with one character misread (保险期滨日) read as the rules' label when the frames allow (label_reread.py)

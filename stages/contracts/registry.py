@@ -15,7 +15,7 @@ from typing import Literal, Optional
 import yaml
 
 ModelFormat = Literal["legacy", "pir"]
-Task = Literal["det", "rec", "cls", "extract", "calibrate"]
+Task = Literal["det", "rec", "cls", "extract", "calibrate", "score"]
 
 
 class ModelNotFoundError(FileNotFoundError):
@@ -83,6 +83,10 @@ MODELS: dict[str, ModelSpec] = {
     # not a Paddle model: coefficients (JSON) of the field-confidence calibrator
     "docpipe_calibration": ModelSpec(
         "docpipe_calibration", "calibrate", "models", "fitted by models/calibration/fit.py", "weights/calibration"
+    ),
+    # not a Paddle model: the learned extraction scorer (LightGBM text model) and its score calibration
+    "docpipe_scorer": ModelSpec(
+        "docpipe_scorer", "score", "models", "trained by python -m models.scorer.train", "weights/scorer"
     ),
 }
 

@@ -87,7 +87,14 @@ class ExtractionStage:
         if required is None:
             required = tuple(k for k, s in FIELDS.items() if s.required)
         rc = config.review
-        calibrator = load_calibrator(rc.calibration_dir) if rc.calibrated else None
+        self.scorer = None
+        if ec.method == "learned":
+            from stages.extraction.learned.scorer import Scorer, load_score_calibrator
+
+            self.scorer = Scorer.load(ec.scorer_dir)
+            calibrator = load_score_calibrator(ec.scorer_dir) if rc.calibrated else None
+        else:
+            calibrator = load_calibrator(rc.calibration_dir) if rc.calibrated else None
         self.assembler = FieldAssembler(
             chars, rc.confidence_threshold, required, redecode=ec.redecode, calibrator=calibrator,
             max_error_rate=rc.max_document_error_rate if rc.calibrated else 1.0,
@@ -130,8 +137,26 @@ class ExtractionStage:
                 out[key] = rule_candidate(m, flat)
         return out
 
+    def learned_document(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page], today: date):
+        """The learned decision's candidates and features of one document (stages/extraction/learned)."""
+        from stages.extraction.learned.extract import document_candidates, document_lexicon
+
+        lexicon = document_lexicon(lines, *self.withhold)
+        return document_candidates(lines, [(p.width, p.height) for p in pages], today, lexicon,
+                                   self.chars if self.label_reread else None)
+
+    def learned_candidates(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page],
+                           today: date) -> dict[str, list[Candidate]]:
+        from stages.extraction.learned.extract import decide
+
+        assert self.scorer is not None
+        return decide(self.learned_document(lines, pages, today), self.scorer)
+
     def __call__(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page]) -> DocumentFields:
         today = date.today()
+        if self.scorer is not None:
+            cands = self.learned_candidates(lines, pages, today)
+            return DocumentFields(*self.assembler.assemble(cands, lines, today, flag_disagreement=()))
         model = self.model_candidates(lines, pages, today) if self.model is not None else {}
         rules = self.rules_candidates(lines, today) if self.method in ("rules", "hybrid") else {}
         cands, disagree = arrange_all(self.policy, self.prefer, model, rules, today)

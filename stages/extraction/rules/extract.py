@@ -62,7 +62,26 @@ def extract_rules(lines: Sequence[OcrLineLike], today: date,
     ``lines`` may come from several pages (``page`` attribute); line indices in the result refer to ``lines``.
     Returns every field key in registry order; ``None`` where nothing plausible was found.
     """
-    doc = PreparedDocument(lines, today, lexicon)
+    cands, best = _decide(PreparedDocument(lines, today, lexicon))
+    return {key: (_with_rivals(best[key], cands) if key in best else None) for key in FIELD_KEYS}
+
+
+def all_rule_candidates(lines: Sequence[OcrLineLike], today: date,
+                        lexicon: Lexicon = FULL_LEXICON) -> list[RuleCandidate]:
+    """Every candidate the strategies considered (not only each field's winner), an ID of unknown owner offered
+    for both persons' ID fields; what the learned decision (``stages/extraction/learned``) scores."""
+    cands, best = _decide(PreparedDocument(lines, today, lexicon))
+    out = [c for c in cands if c.key != UNSURE_ID]
+    for c in cands:
+        if c.key == UNSURE_ID:
+            out += [retarget(c, "policyholder_id_number"), retarget(c, "insured_id_number")]
+    seen = {id(c) for c in out}
+    out += [c for c in best.values() if id(c) not in seen]  # same-as-policyholder copies and retargeted IDs
+    return out
+
+
+def _decide(doc: PreparedDocument) -> tuple[list[RuleCandidate], dict[str, RuleCandidate]]:
+    """Every strategy's candidates and the best one per field."""
     label_cands, same_as = label_candidates(doc)
     cands = label_cands + role_table_candidates(doc) + narrative_candidates(doc, join_lines(doc))
     cands += pattern_candidates(doc)
@@ -82,7 +101,7 @@ def extract_rules(lines: Sequence[OcrLineLike], today: date,
             best[key] = RuleCandidate(key, source.score * 0.95, source.order,
                                   RuleMatch(key, m.text, m.line_indices, round(m.score * 0.95, 4),
                                             "same_as_policyholder", m.normalized))
-    return {key: (_with_rivals(best[key], cands) if key in best else None) for key in FIELD_KEYS}
+    return cands, best
 
 
 def _with_rivals(chosen: RuleCandidate, cands: Sequence[RuleCandidate]) -> RuleMatch:

@@ -1,0 +1,1 @@
+"""Training code of the learned extraction scorer: OCR cache of synthetic pages, candidate rows, LightGBM fit."""

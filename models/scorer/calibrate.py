@@ -1,0 +1,86 @@
+"""Fit the learned decision's confidence: an isotonic map from the scorer's P of each output value to
+P(value correct), and per field P(really absent | left empty), on DEV outputs written by
+``python -m models.scorer.evaluate --json`` (its per-field samples of the configurations named).
+
+    PYTHONPATH=$PWD python -m models.scorer.calibrate /work/data/learned/devcal.json --label devcal/learned \\
+        --out models/weights/scorer/calibration.json
+
+The file (format ``docpipe-score-calibration``) is read by :func:`stages.extraction.learned.scorer.
+load_score_calibrator`: ``isotonic.x``/``isotonic.y`` are the breakpoints of a monotone piecewise-linear map of P (bins of P, each
+bin's add-one smoothed share of correct values, made monotone),
+``null_ok`` the absent-field probabilities (add-one smoothed)."""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from stages.contracts.fields import FIELD_KEYS
+from stages.extraction.learned.scorer import ScoreCalibrator
+
+log = logging.getLogger("models.scorer.calibrate")
+
+
+EDGES = (0.2, 0.4, 0.6, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999)  # bin edges on the scorer's P
+
+
+def monotone(y: Sequence[float], w: Sequence[float]) -> list[float]:
+    """The weighted least-squares non-decreasing fit of ``y`` (pool adjacent violators)."""
+    blocks: list[list[float]] = []  # [mean, weight, count]
+    for yi, wi in zip(y, w):
+        blocks.append([float(yi), float(wi), 1])
+        while len(blocks) > 1 and blocks[-2][0] > blocks[-1][0]:
+            b = blocks.pop()
+            a = blocks[-1]
+            a[0] = (a[0] * a[1] + b[0] * b[1]) / (a[1] + b[1])
+            a[1] += b[1]
+            a[2] += b[2]
+    return [m for m, _, n in blocks for _ in range(int(n))]
+
+
+def fit_calibration(samples: Sequence[dict[str, Any]], version: str) -> ScoreCalibrator:
+    found = [s for s in samples if s["found"] and s["score"] is not None]
+    x = np.array([float(s["score"]) for s in found])
+    y = np.array([float(s["correct"]) for s in found])
+    # bins of P with add-one smoothing (so that a bin without errors does not claim certainty), then an isotonic
+    # fit over the bins' mean P weighted by their size
+    which = np.searchsorted(np.asarray(EDGES), x, side="right")
+    bins = [np.flatnonzero(which == i) for i in range(len(EDGES) + 1)]
+    bins = [b for b in bins if len(b)]
+    bx = np.array([x[b].mean() for b in bins])
+    by = np.array([(y[b].sum() + 1.0) / (len(b) + 2.0) for b in bins])
+    xs, ys = [round(float(v), 6) for v in bx], [round(v, 6) for v in monotone(by, [len(b) for b in bins])]
+    null_ok = {}
+    for k in FIELD_KEYS:
+        empty = [s for s in samples if s["field"] == k and not s["found"]]
+        null_ok[k] = round((sum(s["truth_absent"] for s in empty) + 1) / (len(empty) + 2), 6)
+    return ScoreCalibrator(tuple(xs), tuple(ys), null_ok, 0.5, version)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("report", type=Path, help="JSON written by models.scorer.evaluate --json")
+    ap.add_argument("--label", action="append", required=True, help="result label(s) whose samples to fit on")
+    ap.add_argument("--out", type=Path, default=Path("models/weights/scorer/calibration.json"))
+    ap.add_argument("--version", default="learned-1")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    rep = json.loads(args.report.read_text(encoding="utf-8"))
+    samples = [s for label in args.label for s in rep["samples"][label]]
+    cal = fit_calibration(samples, args.version)
+    found = sum(1 for s in samples if s["found"])
+    extra = {"fitted_on": {"report": args.report.name, "labels": args.label, "fields_found": found,
+                           "fields": len(samples)},
+             "command": "PYTHONPATH=$PWD python -m models.scorer.calibrate " + " ".join(argv or sys.argv[1:])}
+    args.out.write_text(json.dumps(cal.to_json(extra), ensure_ascii=False, indent=1), encoding="utf-8")
+    log.info("wrote %s (%d breakpoints, %d found fields)", args.out, len(cal.iso_x), found)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

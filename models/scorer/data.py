@@ -1,0 +1,86 @@
+"""Training and measurement documents for the scorer: OCR caches (models/scorer/ocr_cache.py) and synthetic pages
+read from their ground-truth lines (exact text, every character probability 1), with each candidate labelled by
+whether its normalized value equals the truth for its field."""
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Iterator, Optional, Sequence
+
+import numpy as np
+
+from models.scorer.ocr_cache import CachedDocument, load_folder
+from stages.contracts.types import TextLine
+from stages.extraction.learned.extract import DocumentCandidates, document_candidates
+from stages.extraction.rules.lexicon import FULL_LEXICON, withheld_lexicon
+from stages.recognition.ctc import CharDict
+
+
+@dataclass(frozen=True)
+class Document:
+    name: str
+    lines: list[list[TextLine]]
+    page_sizes: list[tuple[float, float]]
+    truth: dict  # field -> normalized value (None when absent)
+
+
+def _char_u(polygon: np.ndarray, boxes: Sequence[Sequence[float]]) -> tuple[float, ...]:
+    """Character centres as fractions along the line's top edge."""
+    p0, p1 = polygon[0], polygon[1]
+    d = p1 - p0
+    length2 = float(d @ d) or 1.0
+    return tuple(float(np.clip(((np.array([(b[0] + b[2]) / 2, (b[1] + b[3]) / 2]) - p0) @ d) / length2, 0, 1))
+                 for b in boxes)
+
+
+def truth_document(path: Path) -> Optional[Document]:
+    """A single-page synthetic page read from its ground-truth lines (None for multi-page documents)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if data.get("image_format") == "pdf" or "lines" not in data:
+        return None
+    lines = []
+    for r in data["lines"]:
+        poly = np.asarray(r["polygon"], np.float32)
+        text = r["text"]
+        boxes = r.get("char_boxes") or []
+        lines.append(TextLine(text, 1.0, poly, (1.0,) * len(text),
+                              _char_u(poly, boxes) if len(boxes) == len(text) else ()))
+    return Document(f"{path.parent.name}/{path.name}", [lines], [(float(data["width"]), float(data["height"]))], data["fields"])
+
+
+def cached_document(doc: CachedDocument) -> Document:
+    return Document(doc.name, doc.lines, [(float(p.width), float(p.height)) for p in doc.pages], doc.truth["fields"])
+
+
+def load_documents(truth_dirs: Sequence[Path] = (), ocr_dirs: Sequence[Path] = ()) -> list[Document]:
+    docs = [d for folder in truth_dirs for p in sorted(Path(folder).glob("*.json"))
+            if (d := truth_document(p)) is not None]
+    docs += [cached_document(d) for folder in ocr_dirs for d in load_folder(Path(folder))]
+    return docs
+
+
+def withheld_fraction(rng: random.Random, share: float, low: float, high: float) -> float:
+    """Per training document: no wordings withheld, or (with probability ``share``) a fraction in [low, high]."""
+    return rng.uniform(low, high) if rng.random() < share else 0.0
+
+
+def document_rows(doc: Document, today: date, withhold: float = 0.0, seed: int = 0,
+                  chars: Optional[CharDict] = None) -> tuple[DocumentCandidates, np.ndarray]:
+    """The document's candidates and features (lexicon less ``withhold`` of its wordings) and their 0/1 labels."""
+    lexicon = withheld_lexicon(withhold, seed, doc.name) if withhold else FULL_LEXICON
+    dc = document_candidates(doc.lines, doc.page_sizes, today, lexicon, chars)
+    y = np.array([float(c.value is not None and c.value == doc.truth.get(c.key)) for c in dc.candidates], np.float32)
+    return dc, y
+
+
+def training_rows(docs: Sequence[Document], today: date, seed: int, share: float, low: float, high: float,
+                  chars: Optional[CharDict] = None) -> Iterator[tuple[str, np.ndarray, np.ndarray]]:
+    """(document name, features, labels) per document, the withheld fraction drawn per document from ``seed``."""
+    rng = random.Random(seed)
+    for doc in docs:
+        frac = withheld_fraction(rng, share, low, high)
+        dc, y = document_rows(doc, today, frac, seed, chars)
+        yield doc.name, dc.features, y

@@ -1,0 +1,114 @@
+"""Replay extraction on OCR caches and compare configurations in one run: micro-F1, document accuracy, documents
+straight through and wrong among them, extraction ms per page (configurations interleaved per document) against
+the OCR ms per page recorded in the cache. Optionally with a part of the label lexicon withheld per document.
+
+    PYTHONPATH=$PWD python -m models.scorer.evaluate --ocr /work/data/learned/ocr/dev5 \\
+        --config rules=configs/default.yaml --config learned=configs/learned.yaml --withhold 0.3:1
+
+Also writes, per configuration, the (P, correct) pairs of the fields found (``--samples``) for calibration."""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from models.scorer.ocr_cache import CachedDocument, load_folder
+from models.scorer.train import char_dict
+from pipeline.tools.scoring import Scoreboard
+from stages.contracts.config import DocpipeConfig, load_config, with_overrides
+from stages.contracts.fields import FIELD_KEYS
+from stages.extraction.page_roles import RoleAwareFields
+from stages.extraction.stage import ExtractionStage
+
+log = logging.getLogger("models.scorer.evaluate")
+
+
+class Tally:
+    """One configuration on one folder."""
+
+    def __init__(self) -> None:
+        self.board = Scoreboard(FIELD_KEYS)
+        self.straight = 0
+        self.straight_wrong = 0
+        self.ms = 0.0
+        self.pages = 0
+        self.samples: list[dict[str, Any]] = []
+
+    def add(self, doc: CachedDocument, fields: dict, reasons: list, diagnostics: dict, ms: float) -> None:
+        truth = doc.truth["fields"]
+        pred = {k: (v or {}).get("value") for k, v in fields.items()}
+        right = self.board.add_document(doc.name, truth, pred)
+        if not reasons:
+            self.straight += 1
+            self.straight_wrong += not right
+        self.ms += ms
+        self.pages += len(doc.pages)
+        evidence = diagnostics.get("evidence", {})
+        for k in FIELD_KEYS:
+            found = pred.get(k) is not None
+            self.samples.append({"field": k, "found": found, "correct": pred.get(k) == truth.get(k),
+                                 "truth_absent": truth.get(k) is None,
+                                 "score": evidence.get(k, {}).get("score") if found else None})
+
+    def report(self) -> dict[str, Any]:
+        m = self.board.micro
+        return {"documents": self.board.docs, "f1": round(m.f1, 4), "precision": round(m.precision, 4),
+                "recall": round(m.recall, 4), "document_accuracy": round(self.board.docs_all_right / max(1, self.board.docs), 4),
+                "straight_through": self.straight, "wrong_straight_through": self.straight_wrong,
+                "extract_ms_per_page": round(self.ms / max(1, self.pages), 1),
+                "wrong_fields": len(self.board.errors)}
+
+
+def compare(folders: Sequence[Path], configs: dict[str, DocpipeConfig], withhold: Sequence[tuple[float, int]]
+            ) -> dict[str, Any]:
+    chars = char_dict()
+    draws = [(0.0, 0)] + list(withhold)
+    stages = {(name, frac, seed): RoleAwareFields(ExtractionStage(
+        with_overrides(cfg, extraction={"withhold_labels": frac, "withhold_seed": seed}), chars))
+        for name, cfg in configs.items() for frac, seed in draws}
+    out: dict[str, Any] = {}
+    samples: dict[str, Any] = {}
+    errors: dict[str, Any] = {}
+    for folder in folders:
+        docs = load_folder(folder)
+        tallies = {k: Tally() for k in stages}
+        ocr_ms = sum(sum(v for k, v in d.timings.items() if k in ("decode", "normalize", "detect", "recognize"))
+                     for d in docs if d.timings)
+        ocr_pages = sum(len(d.pages) for d in docs if d.timings)
+        for doc in docs:
+            for key, stage in stages.items():
+                t0 = time.perf_counter()
+                found = stage(doc.lines, doc.pages)
+                tallies[key].add(doc, found.fields, found.review_reasons, found.diagnostics,
+                                 1000 * (time.perf_counter() - t0))
+        for (name, frac, seed), t in tallies.items():
+            label = f"{folder.name}{'' if not frac else f'/withheld {frac}:{seed}'}/{name}"
+            out[label] = {**t.report(), "ocr_ms_per_page": round(ocr_ms / ocr_pages, 1) if ocr_pages else None}
+            samples[label] = t.samples
+            errors[label] = [list(e) for e in t.board.errors]
+            log.info("%-34s %s", label, json.dumps(out[label]))
+    return {"results": out, "errors": errors, "samples": samples}
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--ocr", type=Path, action="append", required=True, help="OCR cache folder (dev splits only)")
+    ap.add_argument("--config", action="append", required=True, help="NAME=PATH of a docpipe YAML config")
+    ap.add_argument("--withhold", action="append", default=[], help="FRACTION:SEED, a withheld-wording draw")
+    ap.add_argument("--json", type=Path, help="write results and per-field samples here")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    configs = {n: load_config(p) for n, p in (c.split("=", 1) for c in args.config)}
+    withhold = [(float(f), int(s)) for f, s in (w.split(":") for w in args.withhold)]
+    rep = compare(args.ocr, configs, withhold)
+    if args.json:
+        args.json.write_text(json.dumps(rep, ensure_ascii=False, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,122 @@
+"""Train the learned extraction scorer on synthetic TRAIN pages and write it as a small text model.
+
+    PYTHONPATH=$PWD python -m models.scorer.train --truth /work/data/learned/train_plain \\
+        --ocr /work/data/learned/ocr/train_var --out models/weights/scorer
+
+``--truth`` folders are read from their ground-truth lines (single pages), ``--ocr`` folders from OCR caches
+(``python -m models.scorer.ocr_cache``). Per document a random part of the label lexicon is withheld
+(``--withhold-share`` of the documents, a fraction in ``[--withhold-low, --withhold-high]``), so that the scorer
+learns to use geometry, value types and similarity and not only exact labels. ``training.json`` beside the model
+records the command, the seeds and the data."""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import shlex
+import sys
+import time
+from datetime import date
+from pathlib import Path
+from typing import Optional, Sequence
+
+import numpy as np
+
+from models.scorer.data import load_documents, training_rows
+from models.scorer.fit import PARAMS, ROUNDS, fit, model_text
+from stages.extraction.learned.features import FEATURE_NAMES, FEATURE_VERSION
+from stages.extraction.learned.scorer import MODEL_FILE
+from stages.recognition.ctc import CharDict
+
+log = logging.getLogger("models.scorer.train")
+
+
+def char_dict() -> CharDict:
+    """The default recognizer's dictionary (for label re-reading, as at runtime)."""
+    from stages.contracts.config import load_config
+    from stages.contracts.registry import resolve_model
+
+    rc = load_config(None).recognition
+    model = resolve_model(rc.model, "rec", rc.model_dir, rc.dict_path)
+    assert model.characters is not None
+    return CharDict.from_chars(model.characters, use_space_char=True)
+
+
+def _data_record(folder: Path) -> dict:
+    """Where a folder's pages came from (the generator's split, seed and variants, from its ground truth)."""
+    from models.scorer.ocr_cache import load_cached
+
+    seeds, splits, variants, n = set(), set(), set(), 0
+    truths = []
+    for p in sorted(Path(folder).glob("*.json")):
+        try:
+            truths.append(json.loads(p.read_text(encoding="utf-8")))
+        except (OSError, json.JSONDecodeError):
+            continue
+    truths += [load_cached(p).truth for p in sorted(Path(folder).glob("*.pkl"))]
+    for t in truths:
+        n += 1
+        seeds.add(t.get("seed"))
+        splits.add(t.get("split"))
+        if t.get("variant"):
+            variants.add(t["variant"])
+    return {"folder": str(folder), "documents": n, "seeds": sorted(s for s in seeds if s is not None),
+            "splits": sorted(s for s in splits if s), "variants": sorted(variants)}
+
+
+def collect(truth: Sequence[Path], ocr: Sequence[Path], seed: int, share: float, low: float, high: float,
+            today: date) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    docs = load_documents(truth, ocr)
+    chars = char_dict()
+    xs, ys, names = [], [], []
+    t0 = time.perf_counter()
+    for i, (name, x, y) in enumerate(training_rows(docs, today, seed, share, low, high, chars)):
+        xs.append(x)
+        ys.append(y)
+        names += [name] * len(y)
+        if (i + 1) % 50 == 0:
+            log.info("%d/%d documents featurized (%.0f ms each)", i + 1, len(docs),
+                     1000 * (time.perf_counter() - t0) / (i + 1))
+    return np.concatenate(xs), np.concatenate(ys), names
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--truth", type=Path, action="append", default=[], help="synthetic train folder (ground-truth lines)")
+    ap.add_argument("--ocr", type=Path, action="append", default=[], help="OCR cache folder of synthetic train pages")
+    ap.add_argument("--out", type=Path, default=Path("models/weights/scorer"))
+    ap.add_argument("--seed", type=int, default=0, help="seed of the withheld wordings and of LightGBM")
+    ap.add_argument("--withhold-share", type=float, default=0.5)
+    ap.add_argument("--withhold-low", type=float, default=0.2)
+    ap.add_argument("--withhold-high", type=float, default=0.6)
+    ap.add_argument("--rounds", type=int, default=ROUNDS)
+    ap.add_argument("--today", default="2026-06-01", help="the date normalizers compare against (reproducibility)")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    for folder in args.truth + args.ocr:
+        if any(part == "test" for part in _data_record(folder)["splits"]):
+            ap.error(f"{folder} holds test-split pages; the scorer trains on the train split only")
+    x, y, names = collect(args.truth, args.ocr, args.seed, args.withhold_share, args.withhold_low,
+                          args.withhold_high, date.fromisoformat(args.today))
+    log.info("%d candidates from %d documents, %d positive", len(y), len(set(names)), int(y.sum()))
+    scorer = fit(x, y, seed=args.seed, rounds=args.rounds)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / MODEL_FILE).write_text(model_text(scorer), encoding="utf-8")
+    import lightgbm
+
+    record = {
+        "command": "PYTHONPATH=$PWD python -m models.scorer.train " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:])),
+        "seed": args.seed, "today": args.today,
+        "withhold": {"share": args.withhold_share, "low": args.withhold_low, "high": args.withhold_high},
+        "truth_lines": [_data_record(f) for f in args.truth], "ocr_caches": [_data_record(f) for f in args.ocr],
+        "candidates": int(len(y)), "positives": int(y.sum()), "documents": len(set(names)),
+        "feature_version": FEATURE_VERSION, "features": list(FEATURE_NAMES),
+        "params": PARAMS, "rounds": args.rounds, "lightgbm": lightgbm.__version__,
+    }
+    (args.out / "training.json").write_text(json.dumps(record, ensure_ascii=False, indent=1), encoding="utf-8")
+    log.info("wrote %s", args.out / MODEL_FILE)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,118 @@
+"""Candidates of the learned decision: one frozen type carrying its character references into the OCR lines from
+the start; the rule strategies' candidates (all of them, not only the winners) and the type detectors'."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from typing import Iterable, Optional, Sequence
+
+from stages.contracts.types import TextLine
+from stages.extraction.field_specs import FIELDS, normalize_field
+from stages.extraction.rules.extract import all_rule_candidates
+from stages.extraction.rules.lexicon import Lexicon
+
+CharRef = tuple[int, int, int]  # (page, line index on the page, character index in the line's text)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A value for field ``key``: the text as read, where its characters are, its normalized value and who
+    proposed it (``source`` rules|detector, ``strategy`` the rule method or detector name, ``rule_score`` the rule's
+    own score, 0 for detectors)."""
+
+    key: str
+    text: str
+    chars: tuple[CharRef, ...]
+    value: Optional[str]
+    issues: tuple[str, ...]
+    source: str
+    strategy: str
+    rule_score: float = 0.0
+
+    @property
+    def span(self) -> frozenset[CharRef]:
+        return frozenset(self.chars)
+
+
+@dataclass(frozen=True)
+class DocLines:
+    """One document's OCR lines, flattened in reading order: ``flat[i] = (page, line index, line)``."""
+
+    flat: tuple[tuple[int, int, TextLine], ...]
+    page_sizes: tuple[tuple[float, float], ...]  # (width, height) per page
+
+    @staticmethod
+    def build(lines: Sequence[Sequence[TextLine]], page_sizes: Sequence[tuple[float, float]]) -> "DocLines":
+        flat = tuple((pi, li, ln) for pi, page_lines in enumerate(lines) for li, ln in enumerate(page_lines))
+        return DocLines(flat, tuple((float(w), float(h)) for w, h in page_sizes))
+
+    def line(self, ref: CharRef) -> TextLine:
+        return self._by_page_line[(ref[0], ref[1])]
+
+    @property
+    def _by_page_line(self) -> dict[tuple[int, int], TextLine]:
+        cache = self.__dict__.get("_index")
+        if cache is None:
+            cache = {(p, li): ln for p, li, ln in self.flat}
+            object.__setattr__(self, "_index", cache)
+        return cache
+
+
+def locate(text: str, line_texts: Sequence[str]) -> Optional[list[tuple[int, int]]]:
+    """Where ``text`` sits in the concatenation of ``line_texts``, ignoring whitespace on both sides:
+    ``(line, char)`` positions of its non-space characters, or None."""
+    flat = [(li, ci, ch) for li, t in enumerate(line_texts) for ci, ch in enumerate(t) if not ch.isspace()]
+    hay = "".join(ch for _, _, ch in flat)
+    needle = "".join(text.split())
+    if not needle:
+        return None
+    at = hay.find(needle)
+    if at < 0:
+        return None
+    return [(li, ci) for li, ci, _ in flat[at: at + len(needle)]]
+
+
+def span_candidate(doc: DocLines, key: str, page: int, li: int, start: int, end: int, source: str,
+                   strategy: str, today: date) -> Optional[Candidate]:
+    """Characters ``[start, end)`` of one line as a candidate for ``key`` (spaces are not referenced)."""
+    line = doc.line((page, li, 0))
+    text = line.text[start:end]
+    chars = tuple((page, li, ci) for ci in range(start, end) if not line.text[ci].isspace())
+    if not chars:
+        return None
+    n = normalize_field(key, text, today)
+    return Candidate(key, text, chars, n.value, tuple(n.issues), source, strategy)
+
+
+def rule_candidates(doc: DocLines, rule_texts: Sequence[str], today: date, lexicon: Lexicon) -> list[Candidate]:
+    """Every candidate the rule strategies consider (:func:`~stages.extraction.rules.extract.all_rule_candidates`)
+    over ``rule_texts`` (the lines' texts as the rules read them), located in the OCR lines."""
+    from stages.extraction.stage import _RuleLine  # the rules' line record (page, polygon, character positions)
+
+    import numpy as np
+
+    rule_lines = [_RuleLine(text, np.asarray(ln.polygon), pi, ln.char_u, ln.vertical)
+                  for text, (pi, _, ln) in zip(rule_texts, doc.flat)]
+    out = []
+    for rc in all_rule_candidates(rule_lines, today, lexicon):
+        if rc.key not in FIELDS:
+            continue
+        m = rc.match
+        involved = [doc.flat[i] for i in m.line_indices]
+        pos = locate(m.text, [ln.text for _, _, ln in involved])
+        if not pos:
+            continue  # a value the rules rebuilt from a re-read label line: no characters to point at
+        chars = tuple((involved[k][0], involved[k][1], ci) for k, ci in pos)
+        out.append(Candidate(rc.key, m.text, chars, m.normalized.value, tuple(m.normalized.issues), "rules",
+                             m.method, float(rc.score)))
+    return out
+
+
+def merge(cands: Iterable[Candidate]) -> list[Candidate]:
+    """Candidates without exact repeats (same field, characters, value, source and strategy), best rule score kept."""
+    best: dict[tuple, Candidate] = {}
+    for c in cands:
+        k = (c.key, c.chars, c.value, c.source, c.strategy)
+        if k not in best or c.rule_score > best[k].rule_score:
+            best[k] = c
+    return list(best.values())

@@ -1,0 +1,139 @@
+"""Type detectors over every OCR line: dates, amounts, ID numbers, mobile phones, names, addresses, companies,
+product names and policy numbers. Each match becomes a candidate for every field of its type (a date for the
+effective, expiry and issue dates; a name for each person); the scorer decides which, if any."""
+from __future__ import annotations
+
+import re
+import unicodedata
+from datetime import date
+from functools import lru_cache
+from typing import Iterator
+
+from stages.extraction.learned.candidates import Candidate, DocLines, span_candidate
+from stages.postprocess.regions import gazetteer
+from stages.postprocess.surnames import listed
+
+_CN = "〇○零一二三四五六七八九"
+DATE_RE = re.compile(
+    r"(?<!\d)\d{4}\s*[年/\-.]\s*\d{1,2}\s*[月/\-.]\s*\d{1,2}\s*[日号]?"
+    rf"|[{_CN}]{{4}}\s*年\s*(?:元|十[一二]?|[一二三四五六七八九])\s*月\s*(?:[二三]?十[一二三四五六七八九]?|[一二三四五六七八九])\s*[日号]"
+)
+AMOUNT_RE = re.compile(
+    r"(?:人民币|RMB)?\s*[¥￥]\s*\d[\d,]*(?:\.\d{1,2})?\s*万?\s*元?"
+    r"|(?<![\d.])\d[\d,]*(?:\.\d{1,2})?\s*万?元(?:整)?"
+    r"|(?<![\d.])\d{1,3}(?:,\d{3})+(?:\.\d{1,2})?"
+    r"|(?<![\d.\-])\d+\.\d{2}(?![\d.\-])"
+    r"|(?:人民币)?[零壹贰叁肆伍陆柒捌玖拾佰仟万亿]{2,}[元圆](?:[零壹贰叁肆伍陆柒捌玖]角)?(?:[零壹贰叁肆伍陆柒捌玖]分)?整?"
+)
+ID_RE = re.compile(r"(?<![0-9A-Za-z])\d{17}[\dXx](?![0-9A-Za-z])")
+PHONE_RE = re.compile(r"(?<!\d)1[3-9]\d[\s\-]?\d{4}[\s\-]?\d{4}(?!\d)")
+CODE_RE = re.compile(r"(?<![0-9A-Za-z\-])[0-9A-Z][0-9A-Z\-]{7,29}(?![0-9A-Za-z\-])")
+# a run of text between separators (spaces, colons, brackets and sentence punctuation)
+SEGMENT_RE = re.compile(r"[^\s:：;；,，。、()（）\[\]【】]+")
+COMPANY_RE = re.compile(r"[\u4e00-\u9fff（）()]{2,}保险[\u4e00-\u9fff（）()]*公司")
+PRODUCT_RE = re.compile(r"[\u4e00-\u9fffA-Za-z0-9（）()·]{2,}(?:险|计划)(?:[（(][\u4e00-\u9fffA-Za-z0-9]+[)）])?")
+CJK_RUN_RE = re.compile(r"[\u4e00-\u9fff·]+")
+
+DATE_FIELDS = ("effective_date", "expiry_date", "issue_date")
+AMOUNT_FIELDS = ("sum_insured", "premium")
+ID_FIELDS = ("policyholder_id_number", "insured_id_number")
+NAME_FIELDS = ("policyholder_name", "insured_name", "beneficiary_name")
+LEGAL_HEIRS = re.compile(r"法定(?:继承人)?")
+
+
+@lru_cache(maxsize=1)
+def _surnames() -> frozenset[str]:
+    return listed()
+
+
+@lru_cache(maxsize=1)
+def _divisions() -> dict[str, tuple[str, ...]]:
+    """Province and city names (and their short forms without 省/市) by first character."""
+    g = gazetteer()
+    out: dict[str, set[str]] = {}
+    for _, name in g.provinces + g.cities:
+        for form in {name, name.rstrip("省市")}:
+            if len(form) >= 2:
+                out.setdefault(form[0], set()).add(form)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+@lru_cache(maxsize=8192)
+def fold(text: str) -> str:
+    """Full-width forms folded to their ASCII form character by character (same length as ``text``)."""
+    out = []
+    for ch in text:
+        f = unicodedata.normalize("NFKC", ch)
+        out.append(f if len(f) == 1 else ch)
+    return "".join(out)
+
+
+def _matches(doc: DocLines, pattern: re.Pattern) -> Iterator[tuple[int, int, int, int]]:
+    for pi, li, ln in doc.flat:
+        for m in pattern.finditer(fold(ln.text)):
+            s, e = m.span()
+            while s < e and ln.text[s].isspace():
+                s += 1
+            while e > s and ln.text[e - 1].isspace():
+                e -= 1
+            if e > s:
+                yield pi, li, s, e
+
+
+def _name_spans(text: str) -> Iterator[tuple[int, int]]:
+    """Runs of 2-4 Chinese characters starting with a listed surname (a whole run, or the tail after a colon)."""
+    surnames = _surnames()
+    for m in CJK_RUN_RE.finditer(text):
+        run = m.group()
+        if 2 <= len(run) <= 4 and (run[0] in surnames or run[:2] in surnames):
+            yield m.start(), m.end()
+
+
+def _address_spans(text: str) -> Iterator[tuple[int, int]]:
+    """Segments of six or more characters that begin (within their first eight) with a province or city name."""
+    for m in SEGMENT_RE.finditer(text):
+        seg = m.group()
+        if len(seg) < 6 or not CJK_RUN_RE.match(seg):
+            continue
+        heads = _divisions()
+        for k in range(0, min(len(seg) - 5, 8)):
+            if any(seg.startswith(name, k) for name in heads.get(seg[k], ())):
+                yield m.start() + k, m.end()
+                break
+
+
+def detector_candidates(doc: DocLines, today: date) -> list[Candidate]:
+    """Every detector match as a candidate for each field of its type."""
+    out: list[Candidate] = []
+
+    def add(pi: int, li: int, s: int, e: int, keys: tuple[str, ...], name: str) -> None:
+        for key in keys:
+            c = span_candidate(doc, key, pi, li, s, e, "detector", name, today)
+            if c is not None:
+                out.append(c)
+
+    for pi, li, s, e in _matches(doc, DATE_RE):
+        add(pi, li, s, e, DATE_FIELDS, "date")
+    for pi, li, s, e in _matches(doc, AMOUNT_RE):
+        add(pi, li, s, e, AMOUNT_FIELDS, "amount")
+    for pi, li, s, e in _matches(doc, ID_RE):
+        add(pi, li, s, e, ID_FIELDS, "id_number")
+    for pi, li, s, e in _matches(doc, PHONE_RE):
+        add(pi, li, s, e, ("policyholder_phone",), "phone")
+    for pi, li, s, e in _matches(doc, COMPANY_RE):
+        add(pi, li, s, e, ("insurer",), "company")
+    for pi, li, s, e in _matches(doc, PRODUCT_RE):
+        add(pi, li, s, e, ("product_name",), "product")
+    for pi, li, s, e in _matches(doc, CODE_RE):
+        token = fold(doc.line((pi, li, 0)).text[s:e])
+        if sum(ch.isdigit() for ch in token) >= 6 and not ID_RE.fullmatch(token):
+            add(pi, li, s, e, ("policy_number",), "code")
+    for pi, li, s, e in _matches(doc, LEGAL_HEIRS):
+        add(pi, li, s, e, ("beneficiary_name",), "legal_heirs")
+    for pi, li, ln in doc.flat:
+        text = fold(ln.text)
+        for s, e in _name_spans(text):
+            add(pi, li, s, e, NAME_FIELDS, "name")
+        for s, e in _address_spans(text):
+            add(pi, li, s, e, ("policyholder_address",), "address")
+    return out

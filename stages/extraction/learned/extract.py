@@ -1,0 +1,81 @@
+"""The learned decision for one document: candidates (rule strategies + type detectors), features, the scorer's
+P, the joint assignment; the chosen candidates go to the field assembler with P as their score."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from typing import Optional, Sequence
+
+import numpy as np
+
+from stages.contracts.types import TextLine
+from stages.extraction.decisions import Candidate as FieldCandidate
+from stages.extraction.label_reread import LabelIndex, reread_labels
+from stages.extraction.learned.assign import Scored, assign
+from stages.extraction.learned.candidates import Candidate, DocLines, merge, rule_candidates
+from stages.extraction.learned.detectors import detector_candidates
+from stages.extraction.learned.features import featurize
+from stages.extraction.learned.scorer import Scorer
+from stages.extraction.rules.lexicon import FULL_LEXICON, Lexicon, withheld_lexicon
+from stages.recognition.ctc import CharDict
+
+
+@dataclass(frozen=True)
+class DocumentCandidates:
+    """Everything the scorer sees of one document: its lines, candidates, their features and the lexicon used."""
+
+    doc: DocLines
+    candidates: list[Candidate]
+    features: np.ndarray
+    lexicon: Lexicon
+
+
+_FULL_INDEX: list[LabelIndex] = []
+
+
+def _label_index(lexicon: Lexicon) -> LabelIndex:
+    if lexicon is not FULL_LEXICON:
+        return LabelIndex(lexicon)
+    if not _FULL_INDEX:
+        _FULL_INDEX.append(LabelIndex(FULL_LEXICON))
+    return _FULL_INDEX[0]
+
+
+def document_lexicon(lines: Sequence[Sequence[TextLine]], withhold: float, seed: int) -> Lexicon:
+    """The full lexicon, or (measurement and training) one with a fraction of its wordings withheld per document."""
+    if not withhold:
+        return FULL_LEXICON
+    return withheld_lexicon(withhold, seed, "\n".join(ln.text for page in lines for ln in page))
+
+
+def document_candidates(lines: Sequence[Sequence[TextLine]], page_sizes: Sequence[tuple[float, float]], today: date,
+                        lexicon: Lexicon = FULL_LEXICON, chars: Optional[CharDict] = None) -> DocumentCandidates:
+    """Candidates and features of one document (the one path used by training and at runtime). With ``chars``,
+    label lines are re-read against the lexicon first (``extraction.label_reread``), as the rules do."""
+    doc = DocLines.build(lines, page_sizes)
+    texts = [ln.text for _, _, ln in doc.flat]
+    if chars is not None:
+        index = _label_index(lexicon)
+        texts = [reread_labels(ln, index, chars) for _, _, ln in doc.flat]
+    cands = merge(rule_candidates(doc, texts, today, lexicon) + detector_candidates(doc, today))
+    return DocumentCandidates(doc, cands, featurize(doc, cands, lexicon), lexicon)
+
+
+def decide(dc: DocumentCandidates, scorer: Scorer) -> dict[str, list[FieldCandidate]]:
+    """The assignment's candidate per field, as the field assembler's candidate (score = P, method ``learned``,
+    ``how`` = source:strategy, rivals = other values offered for the field, margin = P over the best of them)."""
+    probs = scorer.predict(dc.features)
+    scored = [Scored(c, float(p)) for c, p in zip(dc.candidates, probs)]
+    best_other: dict[str, dict[Optional[str], float]] = {}
+    for s in scored:
+        d = best_other.setdefault(s.candidate.key, {})
+        d[s.candidate.value] = max(d.get(s.candidate.value, 0.0), s.p)
+    out: dict[str, list[FieldCandidate]] = {}
+    for key, s in assign(scored).items():
+        if s is None:
+            continue
+        c = s.candidate
+        others = [p for v, p in best_other[key].items() if v != c.value]
+        out[key] = [FieldCandidate(key, c.text, c.chars, round(s.p, 4), "learned", f"{c.source}:{c.strategy}",
+                                   len(others), round(s.p - max(others), 4) if others else 1.0)]
+    return out

@@ -1,0 +1,101 @@
+"""The runtime scorer: P(candidate is its field's value) from the feature vector, by a LightGBM binary model
+trained with ``python -m models.scorer.train`` (``models/weights/scorer/scorer.txt``), and the isotonic map of
+that probability onto P(the field's output value is correct) fitted on dev outputs (``calibration.json``)."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Optional
+
+import numpy as np
+
+from stages.contracts.registry import ModelNotFoundError, resolve_weights_dir
+from stages.extraction.learned.features import FEATURE_NAMES, FEATURE_VERSION
+
+MODEL_FILE = "scorer.txt"
+CALIBRATION_FILE = "calibration.json"
+CALIBRATION_FORMAT = "docpipe-score-calibration"
+
+
+class Scorer:
+    """A LightGBM booster over :data:`FEATURE_NAMES`; ``Scorer(None)`` is the untrained scorer, which ranks
+    candidates by the rules' own score (detectors' candidates score 0)."""
+
+    def __init__(self, booster: Any = None):
+        self.booster = booster
+
+    @classmethod
+    def from_text(cls, text: str) -> "Scorer":
+        import lightgbm as lgb
+
+        booster = lgb.Booster(model_str=text)
+        if tuple(booster.feature_name()) != FEATURE_NAMES:
+            raise ValueError("scorer model was trained on other features; retrain with python -m models.scorer.train")
+        return cls(booster)
+
+    @classmethod
+    def load(cls, directory: Optional[Path] = None) -> "Scorer":
+        path = resolve_weights_dir("docpipe_scorer", directory) / MODEL_FILE
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ModelNotFoundError(f"scorer {path} cannot be read ({exc}); train it with "
+                                     "python -m models.scorer.train") from exc
+        return cls.from_text(text)
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        """P(value) per row of ``x`` (N, len(FEATURE_NAMES))."""
+        if len(x) == 0:
+            return np.zeros(0)
+        if self.booster is None:
+            return np.clip(x[:, FEATURE_NAMES.index("rule_score")], 0.0, 1.0).astype(np.float64)
+        return np.asarray(self.booster.predict(x), np.float64)
+
+
+@dataclass(frozen=True)
+class ScoreCalibrator:
+    """Confidence of a field = isotonic map of the scorer's P of the chosen candidate; ``null_ok[key]`` =
+    P(the field is really absent | the decision left it empty). Duck-types
+    :class:`~stages.extraction.confidence.Calibrator` for the field assembler (``confidence(ev)`` reads
+    ``ev.score``, the scorer's P)."""
+
+    iso_x: tuple[float, ...] = ()
+    iso_y: tuple[float, ...] = ()
+    null_ok: Mapping[str, float] = field(default_factory=dict)
+    default_null_ok: float = 0.5
+    version: str = "uncalibrated"
+
+    def confidence(self, ev: Any) -> float:
+        p = float(ev.score)
+        if self.iso_x:
+            p = float(np.interp(p, self.iso_x, self.iso_y))
+        return min(1.0, max(0.0, p))
+
+    def absent_ok(self, key: str) -> float:
+        return float(self.null_ok.get(key, self.default_null_ok))
+
+    def to_json(self, extra: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
+        out = {"format": CALIBRATION_FORMAT, "version": self.version, "feature_version": FEATURE_VERSION,
+               "input": "scorer probability of the chosen candidate",
+               "isotonic": {"x": list(self.iso_x), "y": list(self.iso_y)},
+               "null_ok": dict(self.null_ok), "default_null_ok": self.default_null_ok}
+        out.update(extra or {})
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], where: str = "score calibration") -> "ScoreCalibrator":
+        if data.get("format") != CALIBRATION_FORMAT:
+            raise ValueError(f"{where}: not a {CALIBRATION_FORMAT} file")
+        iso = data.get("isotonic") or {}
+        return cls(tuple(float(v) for v in iso.get("x", ())), tuple(float(v) for v in iso.get("y", ())),
+                   {str(k): float(v) for k, v in (data.get("null_ok") or {}).items()},
+                   float(data.get("default_null_ok", 0.5)), str(data.get("version", "")))
+
+
+def load_score_calibrator(directory: Optional[Path] = None) -> Optional[ScoreCalibrator]:
+    """The calibration beside the scorer, or None when there is none (confidence is then the raw P)."""
+    path = resolve_weights_dir("docpipe_scorer", directory) / CALIBRATION_FILE
+    if not path.is_file():
+        return None
+    return ScoreCalibrator.from_json(json.loads(path.read_text(encoding="utf-8")), str(path))

@@ -1,0 +1,13 @@
+"""Small documents for the learned decision's tests: text lines laid out on a page, one box per line."""
+from __future__ import annotations
+
+import numpy as np
+
+from stages.contracts.types import TextLine
+
+
+def line(text: str, x: float, y: float, char_w: float = 20.0, h: float = 24.0, prob: float = 0.99) -> TextLine:
+    w = char_w * len(text)
+    poly = np.array([[x, y], [x + w, y], [x + w, y + h], [x, y + h]], np.float32)
+    u = tuple((i + 0.5) / len(text) for i in range(len(text)))
+    return TextLine(text, prob, poly, (prob,) * len(text), u)

@@ -1,0 +1,28 @@
+"""Type detectors propose typed candidates for every field of their type."""
+from __future__ import annotations
+
+from datetime import date
+
+from stages.extraction.learned.candidates import DocLines
+from stages.extraction.learned.detectors import detector_candidates, fold
+from tests.stages.extraction.learned.helpers import line
+
+
+def test_detectors_find_typed_values_for_each_field_of_their_type() -> None:
+    lines = [line("张伟 110101199003074514 13912345678", 40, 40), line("保费￥1，200.00 元 2024年3月1日", 40, 80),
+             line("平安人寿保险股份有限公司 安康终身寿险", 40, 120), line("北京市朝阳区建国路88号", 40, 160)]
+    cands = detector_candidates(DocLines.build([lines], [(1000.0, 1400.0)]), date(2026, 6, 1))
+    found = {(c.key, c.value) for c in cands}
+    assert ("policyholder_id_number", "110101199003074514") in found
+    assert ("insured_id_number", "110101199003074514") in found
+    assert ("policyholder_phone", "13912345678") in found
+    assert {("effective_date", "2024-03-01"), ("expiry_date", "2024-03-01"), ("issue_date", "2024-03-01")} <= found
+    assert ("premium", "1200.00") in found and ("sum_insured", "1200.00") in found
+    assert any(k == "insurer" and v and v.startswith("平安人寿") for k, v in found)
+    assert any(k == "product_name" and v == "安康终身寿险" for k, v in found)
+    assert any(k == "policyholder_address" and v and v.startswith("北京市") for k, v in found)
+    assert ("beneficiary_name", "张伟") in found
+
+
+def test_fold_keeps_length() -> None:
+    assert fold("￥１，２") == "¥1,2"
