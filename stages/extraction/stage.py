@@ -10,13 +10,15 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from stages.contracts.config import DocpipeConfig
+from stages.extraction.adapted import REASON_UNCALIBRATED, AdaptedFolder, is_adapted, load_adapted
 from stages.extraction.assemble import Candidate, FieldAssembler
 from stages.extraction.confidence import load_calibrator
 from stages.extraction.field_specs import FIELDS
 from stages.extraction.hybrid import arrange_all, check_policies
 from stages.extraction.label_reread import LabelIndex, reread_labels
 from stages.extraction.rules import RuleMatch, extract_rules
-from stages.extraction.rules.lexicon import FULL_LEXICON, withheld_lexicon
+from stages.extraction.rules.labels import LEARNED_PREFIX
+from stages.extraction.rules.lexicon import FULL_LEXICON, Lexicon, extend_lexicon, withheld_lexicon
 from stages.recognition.ctc import CharDict
 from stages.contracts.types import Page, TextLine
 
@@ -74,6 +76,10 @@ class ExtractionStage:
         self.withhold = (ec.withhold_labels, ec.withhold_seed)
         self.chars = chars
         self.label_reread = ec.label_reread
+        # extraction.model_dir: an adapted folder (learned wordings, maybe an ERNIE fine-tune in ernie/) or a plain
+        # ERNIE-Layout export (docs/adaptation.md)
+        self.adapted: Optional[AdaptedFolder] = load_adapted(ec.model_dir) if is_adapted(ec.model_dir) else None
+        self.lexicon: Lexicon = extend_lexicon(FULL_LEXICON, self.adapted.pairs) if self.adapted else FULL_LEXICON
         self.full_labels = LabelIndex(FULL_LEXICON)
         self.policy = dict(ec.policy) if ec.method == "hybrid" else {}
         check_policies(self.policy)
@@ -81,7 +87,8 @@ class ExtractionStage:
         if ec.method in ("model", "hybrid"):
             from stages.extraction.ernie import ErnieExtractor
 
-            self.model = ErnieExtractor(config.predictor, model_dir=ec.model_dir)
+            model_dir = ec.model_dir if self.adapted is None else self.adapted.ernie_dir
+            self.model = ErnieExtractor(config.predictor, model_dir=model_dir)
         required = config.review.required_fields
         if required is None:
             required = tuple(k for k, s in FIELDS.items() if s.required)
@@ -116,7 +123,10 @@ class ExtractionStage:
     def rules_candidates(self, lines: Sequence[Sequence[TextLine]], today: date) -> dict[str, Candidate]:
         flat = [(pi, li, ln) for pi, page_lines in enumerate(lines) for li, ln in enumerate(page_lines)]
         fraction, seed = self.withhold
-        lexicon = withheld_lexicon(fraction, seed, "\n".join(ln.text for _, _, ln in flat)) if fraction else FULL_LEXICON
+        lexicon = self.lexicon
+        if fraction:
+            lexicon = withheld_lexicon(fraction, seed, "\n".join(ln.text for _, _, ln in flat))
+            lexicon = extend_lexicon(lexicon, self.adapted.pairs) if self.adapted else lexicon
         texts = [ln.text for _, _, ln in flat]
         if self.label_reread:
             index = LabelIndex(lexicon) if fraction else self.full_labels
@@ -136,4 +146,8 @@ class ExtractionStage:
         cands, disagree = arrange_all(self.policy, self.prefer, model, rules, today)
         # the per-field policy decides where a disagreement is a review reason; the assembler routes it
         flagged = {reason.split(":", 1)[1] for reason in disagree}
-        return DocumentFields(*self.assembler.assemble(cands, lines, today, flag_disagreement=flagged))
+        fields, reasons, diagnostics = self.assembler.assemble(cands, lines, today, flag_disagreement=flagged)
+        if self.adapted is not None and not self.adapted.calibrated and any(
+                str(ev.get("how", "")).startswith(LEARNED_PREFIX) for ev in diagnostics["evidence"].values()):
+            reasons = [REASON_UNCALIBRATED] + reasons  # learned evidence: the shipped calibrator never saw it
+        return DocumentFields(fields, reasons, diagnostics)

@@ -25,6 +25,7 @@ class LabelDef:
     fields: tuple[str, ...] = ()
     attr: Optional[str] = None
     role: Optional[str] = None
+    learned: bool = False  # a wording learned from reviewers' corrections (an adapted folder), not a shipped one
 
 
 ROLE_WORDS: dict[str, str] = {
@@ -190,7 +191,10 @@ _ALL_LABELS: Mapping[str, LabelDef] = _build_labels()
 def build_lexicon(withheld: Collection[str] = ()) -> Lexicon:
     """The lexicon without the label texts in ``withheld``."""
     gone = frozenset(withheld)
-    labels = {t: d for t, d in _ALL_LABELS.items() if t not in gone}
+    return _lexicon({t: d for t, d in _ALL_LABELS.items() if t not in gone}, gone)
+
+
+def _lexicon(labels: Mapping[str, LabelDef], gone: Collection[str] = ()) -> Lexicon:
     pattern = re.compile("|".join(re.escape(t) for t in sorted(labels, key=len, reverse=True)))
     by_field: dict[str, list[str]] = {key: [] for key in FIELD_KEYS}
     for text, d in labels.items():
@@ -214,3 +218,26 @@ def withheld_lexicon(fraction: float, seed: int, document_key: str) -> Lexicon:
     rng = random.Random(int(digest[:16], 16))
     texts = sorted(_ALL_LABELS)
     return build_lexicon(rng.sample(texts, int(round(fraction * len(texts)))))
+
+
+# the role and attribute of each person field (a learned wording for a person's field carries them)
+_FIELD_ROLE: dict[str, tuple[str, str]] = {key: (role, attr) for (role, attr), key in ROLE_FIELDS.items()}
+
+
+def extend_lexicon(base: Lexicon, learned: Collection[tuple[str, str]]) -> Lexicon:
+    """``base`` plus learned wordings ``(text, field key)`` as labels of their fields (``learned=True``). A wording
+    for a person's name is a role word of that person (bare 证件号码 after it is theirs); a text ``base`` already
+    has, or one learned for two fields, is left out. No wordings: ``base`` itself."""
+    fields_of: dict[str, set[str]] = {}
+    for text, key in learned:
+        if text and key in FIELD_KEYS and text not in base.labels:
+            fields_of.setdefault(text, set()).add(key)
+    added = {text: keys.pop() for text, keys in fields_of.items() if len(keys) == 1}
+    if not added:
+        return base
+    labels = dict(base.labels)
+    for text, key in added.items():
+        role, attr = _FIELD_ROLE.get(key, (None, None))
+        labels[text] = LabelDef(text, "field", (key,), attr, role, learned=True)
+    gone = [t for t in PERIOD_LABELS if t not in base.by_field.get("_period", ())]
+    return _lexicon(labels, gone)
