@@ -127,7 +127,8 @@ def learn(docs: Sequence[LabelledDocument], lexicon: Lexicon = FULL_LEXICON, tod
             if not places:
                 out.fields["not_found"] += 1
                 continue
-            results: list[Finding] = [f for at in places if (f := learn_from(c.key, at, doc.boxes, lexicon, values))]
+            results: list[Finding] = [f for at in places if (f := learn_from(c.key, at, doc.boxes, lexicon, values,
+                                                                              compact(c.value)))]
             if any(f.known for f in results):
                 out.fields["known"] += 1
             elif results:

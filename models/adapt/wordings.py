@@ -107,14 +107,20 @@ def findings(key: str, at: Located, boxes: Sequence[Box]) -> list[tuple[str, str
     return out
 
 
+def _subsequence(short: str, long: str) -> bool:
+    it = iter(long)
+    return all(ch in it for ch in short)
+
+
 def learn_from(key: str, at: Located, boxes: Sequence[Box], lexicon: Lexicon,
-               values: Collection[str]) -> Optional[Finding]:
+               values: Collection[str], own: str = "") -> Optional[Finding]:
     """The wording to learn for ``key`` from the value at ``at``, or what the lexicon already knows there.
 
     Walks the relations nearest first: a known label of the field ends the walk (``known``); a known attribute
-    word, role word or section title (``姓名`` over a role table's column) defers to the next relation; a
-    distractor ends it with nothing; an unknown text that is no value of the document (``values``, compact) is
-    the wording. ``None``: nothing label-like introduces the value."""
+    word or section title (``姓名`` over a role table's column) defers to the next relation; another field's
+    label or a distractor ends it with nothing; an unknown text that is no value of the document (``values``, compact) is
+    the wording, unless its characters all occur, in order, in ``own`` (the field's value, compact).
+    ``None``: nothing label-like introduces the value."""
     for text, relation in findings(key, at, boxes):
         d = lexicon.labels.get(text)
         if d is None:
@@ -122,11 +128,12 @@ def learn_from(key: str, at: Located, boxes: Sequence[Box], lexicon: Lexicon,
                 h = lexicon.labels[m.group()]
                 if h.kind in ("field", "period") and key in h.fields and m.end() == len(text):
                     return Finding(text, relation, True)  # a known label after a qualifier (保单签发日期)
-            if text in values:
-                continue
+            if any(text in v for v in values) or _subsequence(text, own):
+                continue  # a value, part of one, or the field's value abbreviated (a company's short name)
             return Finding(text, relation, False)
-        if d.kind in ("field", "period") and key in d.fields:
-            return Finding(text, relation, True)
+        if d.kind in ("field", "period"):
+            # the field's own label, or another field's: this place holds that field's value (a name printed twice)
+            return Finding(text, relation, True) if key in d.fields else None
         if d.kind == "distractor":
             return None
     return None
