@@ -225,19 +225,27 @@ _FIELD_ROLE: dict[str, tuple[str, str]] = {key: (role, attr) for (role, attr), k
 
 
 def extend_lexicon(base: Lexicon, learned: Collection[tuple[str, str]]) -> Lexicon:
-    """``base`` plus learned wordings ``(text, field key)`` as labels of their fields (``learned=True``). A wording
-    for a person's name is a role word of that person (bare 证件号码 after it is theirs); a text ``base`` already
-    has, or one learned for two fields, is left out. No wordings: ``base`` itself."""
+    """``base`` plus learned wordings ``(text, field key)`` as labels of their fields (``learned=True``).
+
+    A wording for a person's field carries that person's role, as the shipped 投保人… labels do; one learned for
+    several fields of one person (the role cell of a role table's row: left of the name, first in the ID's row) is
+    that person's role word, a label of their name. A text ``base`` already has, or one learned for fields of
+    different owners, is left out. No wordings: ``base`` itself."""
     fields_of: dict[str, set[str]] = {}
     for text, key in learned:
         if text and key in FIELD_KEYS and text not in base.labels:
             fields_of.setdefault(text, set()).add(key)
-    added = {text: keys.pop() for text, keys in fields_of.items() if len(keys) == 1}
+    added: dict[str, LabelDef] = {}
+    for text, keys in sorted(fields_of.items()):
+        roles = {_FIELD_ROLE[k][0] if k in _FIELD_ROLE else None for k in keys}
+        if len(keys) == 1:
+            key = next(iter(keys))
+            role, attr = _FIELD_ROLE.get(key, (None, None))
+            added[text] = LabelDef(text, "field", (key,), attr, role, learned=True)
+        elif len(roles) == 1 and None not in roles:
+            role = roles.pop()
+            added[text] = LabelDef(text, "field", (ROLE_NAME_FIELDS[role],), "name", role, learned=True)
     if not added:
         return base
-    labels = dict(base.labels)
-    for text, key in added.items():
-        role, attr = _FIELD_ROLE.get(key, (None, None))
-        labels[text] = LabelDef(text, "field", (key,), attr, role, learned=True)
     gone = [t for t in PERIOD_LABELS if t not in base.by_field.get("_period", ())]
-    return _lexicon(labels, gone)
+    return _lexicon({**base.labels, **added}, gone)
