@@ -206,7 +206,10 @@ class ExtractionConfig(_Strict):
     # hybrid only: per field "model" | "rules" (whose value first) | "agreement" (prefer's value first, and
     # differing valid values are the review reason extractors_disagree:<field>); unlisted fields follow prefer
     policy: dict[str, Literal["model", "rules", "agreement"]] = Field(default_factory=dict)
-    model_dir: Optional[Path] = None  # default: models/weights/extractor (trained by models/extractor/train.py)
+    # an adapted folder (`docpipe train --labels`, holds adapted.json: learned label wordings for the rules, maybe an
+    # ERNIE-Layout fine-tune in ernie/; docs/adaptation.md), or a plain ERNIE-Layout export; default: none adapted,
+    # and the model (method model/hybrid) from models/weights/extractor
+    model_dir: Optional[Path] = None
     redecode: bool = True  # constrained CTC re-decoding of invalid ID/phone/date/amount values
     lexicons: bool = True  # names' surnames and addresses' divisions re-read against lexicons (lexicon_reread.py)
     # labels with one character misread (保险期滨日) read as the rules' label when the frames allow (label_reread.py)
