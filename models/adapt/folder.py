@@ -49,7 +49,8 @@ class Learned:
     """Counts of (field, wording, relation) and what happened to each corrected field."""
 
     wordings: Counter = field(default_factory=Counter)
-    fields: Counter = field(default_factory=Counter)  # found_known, learned, no_label, not_found
+    fields: Counter = field(default_factory=Counter)  # known, learned, no_label, not_found
+    labelled: Counter = field(default_factory=Counter)  # per field: documents where a label (known or learned) was found
 
 
 def _span(f: dict, page: int, offsets: Sequence[int], n_boxes: int) -> Optional[tuple[int, ...]]:
@@ -129,6 +130,7 @@ def learn(docs: Sequence[LabelledDocument], lexicon: Lexicon = FULL_LEXICON, tod
                 continue
             results: list[Finding] = [f for at in places if (f := learn_from(c.key, at, doc.boxes, lexicon, values,
                                                                               compact(c.value)))]
+            out.labelled[c.key] += bool(results)
             if any(f.known for f in results):
                 out.fields["known"] += 1
             elif results:
@@ -139,11 +141,18 @@ def learn(docs: Sequence[LabelledDocument], lexicon: Lexicon = FULL_LEXICON, tod
     return out
 
 
+MIN_SHARE = 0.3  # a wording must introduce the field in this share of the documents where a label did
+
+
 def wordings_json(learned: Learned) -> dict[str, list[dict[str, Any]]]:
-    """Per field, its wordings, most frequent first."""
+    """Per field, its wordings, most frequent first; a wording seen in fewer than :data:`MIN_SHARE` of the
+    documents where the field's value had a label (known or learned) is left out as noise (a stray aside in one
+    document whose OCR lost the value's labelled form)."""
+    labelled = learned.labelled
     out: dict[str, list[dict[str, Any]]] = {}
     for (key, text, relation), count in sorted(learned.wordings.items(), key=lambda kv: (kv[0][0], -kv[1], kv[0])):
-        out.setdefault(key, []).append({"wording": text, "relation": relation, "count": count})
+        if count >= MIN_SHARE * labelled[key]:
+            out.setdefault(key, []).append({"wording": text, "relation": relation, "count": count})
     return out
 
 

@@ -44,6 +44,8 @@ def _trailing_label(prefix: str, whole_box: bool) -> Optional[str]:
     if m is None:
         return None
     before = text[: m.start()]
+    if before.endswith("("):
+        return None  # an aside in brackets (大写 / 小写 before an amount's other form), not a label
     body = _NUMBERING_RE.sub("", compact(before))
     if whole_box and body:
         return None

@@ -39,3 +39,8 @@ def test_known_labels_values_and_words_inside_sentences_are_not_learned() -> Non
                       {"王小明", "上海市黄浦区南京东路1号"}) is None
     sentence = [_box(0, "兹证明，本合同于2026年1月1日成立", 50, 100)]
     assert findings("issue_date", Located(0, 8, 17), sentence) == []
+
+
+def test_an_aside_in_brackets_is_no_label() -> None:
+    boxes = [_box(0, "保险费：陆仟元整(小写:¥6,000.00)", 50, 100)]
+    assert findings("premium", Located(0, 12, 21), boxes) == []
