@@ -1,7 +1,7 @@
 """Adapted folders (``docpipe train --labels`` output): what the runtime reads from one (docs/adaptation.md).
 
-``extraction.model_dir`` names either an adapted folder (it holds ``adapted.json``) or, as before, a plain
-ERNIE-Layout export. An adapted folder carries label wordings learned from reviewers' corrections, per field with
+``extraction.model_dir`` names either an adapted folder (it holds ``adapted.json``) or a plain ERNIE-Layout
+export. An adapted folder carries label wordings learned from reviewers' corrections, per field with
 the layout relation that joined wording and value; the rules load them as extra lexicon labels. It may carry an
 ERNIE-Layout fine-tune in ``ernie/``. Unless it records a calibration of its own, a field decided through a learned
 wording sends its document to a person (:data:`REASON_UNCALIBRATED`)."""
@@ -19,8 +19,7 @@ MANIFEST = "adapted.json"
 FORMAT_VERSION = 1
 ERNIE_SUBDIR = "ernie"
 RELATIONS = ("same_line_prefix", "right_of", "below", "table_header", "row_label")
-# review reason: a field was decided by evidence the shipped calibrator was not fitted on (issue: per-source
-# calibration; ``uncalibrated:<source>``)
+# review reason ``uncalibrated:<source>``: a field was decided by evidence the shipped calibrator was not fitted on
 REASON_UNCALIBRATED = "uncalibrated:adapted"
 
 
