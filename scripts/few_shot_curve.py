@@ -88,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
             config = work / f"adapted{k}.yaml"
             config.write_text(f"extraction:\n  model_dir: {adapted.resolve()}\n", encoding="utf-8")
         report_path = work / f"eval_k{k}.json"
-        _docpipe("eval", str(work / "score"), "--json", str(report_path), *(["--config", str(config)] if config else []))
+        with_config = ["--config", str(config)] if config else []
+        _docpipe("eval", str(work / "score"), "--json", str(report_path), *with_config)
         row = {"k": k, "adaptation_seconds": round(seconds, 1), **_scores(json.loads(report_path.read_text()))}
         if k:
             row["wordings"] = json.loads((work / f"adapted{k}" / "adapted.json").read_text())["wordings"]

@@ -50,7 +50,7 @@ class Learned:
 
     wordings: Counter = field(default_factory=Counter)
     fields: Counter = field(default_factory=Counter)  # known, learned, no_label, not_found
-    labelled: Counter = field(default_factory=Counter)  # per field: documents where a label (known or learned) was found
+    labelled: Counter = field(default_factory=Counter)  # per field: documents where a known or learned label was
 
 
 def _span(f: dict, page: int, offsets: Sequence[int], n_boxes: int) -> Optional[tuple[int, ...]]:

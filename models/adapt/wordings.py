@@ -120,8 +120,8 @@ def learn_from(key: str, at: Located, boxes: Sequence[Box], lexicon: Lexicon,
 
     Walks the relations nearest first: a known label of the field ends the walk (``known``); a known attribute
     word or section title (``姓名`` over a role table's column) defers to the next relation; another field's
-    label or a distractor ends it with nothing; an unknown text that is no value of the document (``values``, compact) is
-    the wording, unless its characters all occur, in order, in ``own`` (the field's value, compact).
+    label or a distractor ends it with nothing; an unknown text that is no value of the document (``values``,
+    compact) is the wording, unless its characters all occur, in order, in ``own`` (the field's value, compact).
     ``None``: nothing label-like introduces the value."""
     for text, relation in findings(key, at, boxes):
         d = lexicon.labels.get(text)

@@ -239,8 +239,9 @@ def _few_shot_entries(entries: list[Entry], spec: FewShotFamily) -> list[Entry]:
     """A few-shot family's fixed layout: each field under its family label, in registry order in a fixed section."""
     home = {"policy_number": "policy", "insurer": "policy", "product_name": "policy", "beneficiary_name": "insured"}
     fields = {e.key: e for e in entries if e.key is not None}
+    person = ("policyholder", "insured")
     out = [replace(fields[key], label=spec.labels[key],
-                   section=home.get(key, key.split("_")[0] if key.startswith(("policyholder", "insured")) else "coverage"))
+                   section=home.get(key, key.split("_")[0] if key.startswith(person) else "coverage"))
            for key in FIELD_KEYS if key in fields]
     return out + [e for e in entries if e.key is None]
 
