@@ -1,7 +1,7 @@
 """Few-shot adaptation curve of one layout family, end to end (docs/adaptation.md).
 
     python scripts/few_shot_curve.py --family fs_ledger --seed 101 --out WORK [--ks 0,1,5,20] [--score 50]
-        [--other /work/data/dev5 --other-base /work/data/base_dev5.json]
+        [--other DEV5 --other-base BASE.json]
 
 1. ``docpipe synth`` draws ``max(ks) + score`` dev documents of the family (``--layouts FAMILY``);
 2. the first ``max(ks)`` are corrected as a reviewer would (``scripts/few_shot_labels.py``); the label folder for
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, required=True, help="work folder")
     p.add_argument("--ks", default="0,1,5,20")
     p.add_argument("--score", type=int, default=50, help="documents scored (not corrected)")
-    p.add_argument("--other", type=Path, default=None, help="a set of other layouts (e.g. /work/data/dev5)")
+    p.add_argument("--other", type=Path, default=None, help="a set of other layouts (docpipe synth DEV5 --split dev)")
     p.add_argument("--other-base", type=Path, default=None, help="its default-config `docpipe eval --json`")
     args = p.parse_args(argv)
     ks = sorted({int(k) for k in args.ks.split(",")})
