@@ -54,7 +54,7 @@ COMMANDS: dict[str, tuple[Callable[[], ModuleType], str]] = {
     "eval": (_eval, "accuracy report against ground-truth JSON"),
     "bench": (_bench, "throughput and accuracy against peer OCR engines"),
     "serve": (_serve, "HTTP service: sync extraction, durable jobs, metrics, review page (extra [serve])"),
-    "train": (_train, "fine-tune the extractor on corrected results (docs/labels_format.md)"),
+    "train": (_train, "adapt the pipeline to corrected results (docs/adaptation.md)"),
     "synth": (_synth, "generate synthetic insurance policies with ground truth"),
 }
 

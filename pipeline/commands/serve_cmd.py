@@ -1,5 +1,8 @@
-"""``docpipe serve [--host H] [--port P] [--config FILE]``: the HTTP service (docs/service.md); with
-``--export-corrections DIR`` it writes the approved corrections as a labels folder and exits."""
+"""``docpipe serve [--host H] [--port P] [--config FILE] [--model-dir DIR]``: the HTTP service (docs/service.md).
+
+``--model-dir`` sets ``extraction.model_dir`` (an adapted folder from ``docpipe train --labels``, see
+docs/adaptation.md); with ``--export-corrections DIR`` it writes the approved corrections as a labels folder and
+exits."""
 from __future__ import annotations
 
 import argparse
@@ -18,6 +21,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--port", type=int, help="port (default service.port, 8000)")
     p.add_argument("--data-dir", help="job store folder (default service.data_dir, else the per-user data folder, "
                    "e.g. ~/.local/share/docpipe); one docpipe serve per folder")
+    p.add_argument("--model-dir", help="extraction.model_dir: an adapted folder (docpipe train --labels) or an "
+                   "ERNIE-Layout export")
     p.add_argument("--export-corrections", metavar="DIR",
                    help="write approved corrections as a labels folder (X.<ext> + X.json) and exit")
 
@@ -29,6 +34,10 @@ def run(args: argparse.Namespace) -> int:
     update = {k: v for k, v in (("host", args.host), ("port", args.port), ("data_dir", args.data_dir)) if v is not None}
     if update:
         config = with_overrides(config, service=update)
+    if args.model_dir:
+        config = with_overrides(config, extraction={"model_dir": args.model_dir})
+    if not _adapted_folder_ok(config.extraction.model_dir):
+        return 2
     sc = config.service
     if args.export_corrections:
         from pipeline.service.app import DB_NAME
@@ -71,3 +80,17 @@ def run(args: argparse.Namespace) -> int:
     uvicorn.run(app, host=sc.host, port=sc.port, log_config=None, access_log=False,
                 timeout_graceful_shutdown=30, limit_concurrency=sc.limit_concurrency)
     return 0
+
+
+def _adapted_folder_ok(model_dir) -> bool:
+    """An adapted folder's manifest must be readable before the service starts (a clear message otherwise)."""
+    from stages.extraction.adapted import AdaptedFolderError, is_adapted, load_adapted
+
+    if not is_adapted(model_dir):
+        return True
+    try:
+        load_adapted(model_dir)
+    except AdaptedFolderError as exc:
+        sys.stderr.write(f"docpipe: {exc}\n")
+        return False
+    return True

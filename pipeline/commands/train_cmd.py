@@ -1,6 +1,11 @@
-"""``docpipe train --labels DIR [--base WEIGHTS] [--steps N] --out DIR``: fine-tune the extractor on corrected results.
+"""``docpipe train --labels DIR --out OUT [--ernie ...]``: adapt the pipeline to corrected results.
 
-Training needs PaddleNLP, which the runtime never imports. This command therefore always runs
+By default (seconds, no network training) OUT becomes an adapted folder: ``OUT/adapted.json`` holds the label
+wordings and layout relations learned per field from the corrections (:mod:`models.adapt.folder`); a config with
+``extraction.model_dir: OUT`` runs the rules with them (docs/adaptation.md). ``--ernie`` also fine-tunes
+ERNIE-Layout on the same folder into ``OUT/ernie/``.
+
+The ERNIE fine-tune needs PaddleNLP, which the runtime never imports. This command therefore always runs
 ``python -m models.extractor.finetune`` as a child process: with this interpreter when PaddleNLP is
 importable here, otherwise with the training interpreter, found as (first that exists) ``--python``,
 ``$DOCPIPE_TRAIN_PYTHON``, ``<repo>/.venv-train/bin/python``. The child's log goes to stderr; its JSON
@@ -10,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import logging
 import os
 import subprocess
@@ -25,9 +31,11 @@ TRAIN_PYTHON_ENV = "DOCPIPE_TRAIN_PYTHON"
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--labels", type=Path, required=True, help="folder of X.jpg + corrected X.json (schema v1)")
+    p.add_argument("--ernie", action="store_true",
+                   help="also fine-tune ERNIE-Layout into OUT/ernie/ (slow; needs the training interpreter)")
     p.add_argument("--base", type=Path, default=None, help="extractor export to start from (default: the shipped one)")
     p.add_argument("--steps", type=int, default=200, help="optimizer steps (default 200)")
-    p.add_argument("--out", type=Path, required=True, help="folder for the fine-tuned export")
+    p.add_argument("--out", type=Path, required=True, help="the adapted folder to write")
     p.add_argument("--lr", type=float, default=2e-4)
     p.add_argument("--threads", type=int, default=1, help="CPU threads of the training process")
     p.add_argument("--rehearse", type=Path, default=None,
@@ -53,6 +61,26 @@ def run(args: argparse.Namespace) -> int:
     if not args.labels.is_dir():
         sys.stderr.write(f"docpipe train: {args.labels} is not a folder\n")
         return 2
+    from models.adapt.folder import write_adapted
+    from stages.extraction.adapted import ERNIE_SUBDIR
+
+    extra = {"learned": ["wordings", "ernie"]} if args.ernie else None
+    if args.ernie:
+        code = _finetune(args, args.out / ERNIE_SUBDIR)
+        if code != 0:
+            return code
+    command = ["docpipe", "train", "--labels", str(args.labels), "--out", str(args.out)] + (
+        ["--ernie", "--steps", str(args.steps)] if args.ernie else [])
+    manifest = write_adapted(args.labels, args.out, command, extra)
+    summary = {k: manifest[k] for k in ("learned", "fields", "wordings", "seconds")}
+    summary["documents"] = manifest["labels"]["documents"]
+    summary["skipped_files"] = len(manifest["labels"]["skipped_files"])
+    sys.stdout.write(json.dumps(summary, ensure_ascii=False) + "\n")
+    return 0
+
+
+def _finetune(args: argparse.Namespace, out: Path) -> int:
+    """Fine-tune ERNIE-Layout on the labelled folder into ``out`` (a child process, see the module docstring)."""
     if args.steps < 1:
         sys.stderr.write("docpipe train: --steps must be at least 1\n")
         return 2
@@ -64,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     cmd = [python, "-m", "models.extractor.finetune", "--labels", str(args.labels.resolve()),
-           "--steps", str(args.steps), "--out", str(args.out.resolve()), "--lr", str(args.lr),
+           "--steps", str(args.steps), "--out", str(out.resolve()), "--lr", str(args.lr),
            "--threads", str(args.threads)]
     if args.base is not None:
         cmd += ["--base", str(args.base.resolve())]

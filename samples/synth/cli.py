@@ -12,6 +12,8 @@ import time
 
 from samples.synth.corpus import iter_write
 from samples.synth.fonts import FontMissing, check_faces
+from samples.synth.few_shot import FEW_SHOT_FAMILIES
+from samples.synth.layouts import RENDERERS
 from samples.synth.splits import SPLITS
 from samples.synth.variants import VARIANTS
 
@@ -30,6 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--variants", default=None, help=f"comma-separated real-world variants drawn per document "
                         f"from {', '.join(VARIANTS)} (default: plain scans, no variant recorded); each document "
                         "records its variant in the ground truth")
+    parser.add_argument("--layouts", default=None, help="comma-separated layout families, taken in turn per document "
+                        f"(default: drawn per split); the few-shot families {', '.join(FEW_SHOT_FAMILIES)} are only "
+                        "generated when named here")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,6 +50,10 @@ def run(args: argparse.Namespace) -> int:
     if variants is not None and (not variants or any(v not in VARIANTS for v in variants)):
         print(f"synth: --variants must be a comma-separated list of {', '.join(VARIANTS)}", file=sys.stderr)
         return 2
+    layouts = tuple(v.strip() for v in args.layouts.split(",") if v.strip()) if args.layouts else None
+    if layouts is not None and (not layouts or any(v not in RENDERERS for v in layouts)):
+        print(f"synth: --layouts must be a comma-separated list of {', '.join(RENDERERS)}", file=sys.stderr)
+        return 2
     workers = args.workers or os.cpu_count() or 1
     started = time.perf_counter()
     count = 0
@@ -52,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     step = max(1, args.n // 20)
     kinds: dict[str, int] = {}
     for written in iter_write(args.out_dir, args.n, args.seed, args.split, workers, args.long_side, args.start,
-                              variants=variants):
+                              variants=variants, layouts=layouts):
         count += 1
         families[written.layout] = families.get(written.layout, 0) + 1
         kinds[written.variant] = kinds.get(written.variant, 0) + 1

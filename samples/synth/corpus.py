@@ -32,6 +32,7 @@ class Job:
     long_side: int
     jpeg_quality: int | None  # overrides the document's own quality when set
     variants: tuple[str, ...] | None = None  # real-world variants drawn per document (samples.synth.variants)
+    family: str | None = None  # forced layout family (a few-shot family: samples.synth.few_shot)
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ def truth_json(truth: dict[str, Any]) -> str:
 
 
 def write_document(job: Job) -> Written:
-    image, truth = generate_document(job.seed, job.split, job.index, job.long_side)
+    image, truth = generate_document(job.seed, job.split, job.index, job.long_side, job.family)
     if job.jpeg_quality is not None:
         old = truth["jpeg_quality"]
         truth["jpeg_quality"] = job.jpeg_quality
@@ -104,12 +105,15 @@ def _init_worker() -> None:
 def iter_write(out_dir: str | os.PathLike[str], n: int, seed: int, split: str, workers: int | None = None,
                long_side: int = REFERENCE_LONG_SIDE, start: int = 0,
                jpeg_quality: int | None = None, indices: list[int] | None = None,
-               variants: tuple[str, ...] | None = None) -> Iterator[Written]:
+               variants: tuple[str, ...] | None = None,
+               layouts: tuple[str, ...] | None = None) -> Iterator[Written]:
     """Write documents and yield one :class:`Written` per document as it finishes (any order). With
-    ``variants``, each document is one of them (drawn from its identity) and records it as ``variant``."""
+    ``variants``, each document is one of them (drawn from its identity) and records it as ``variant``; with
+    ``layouts``, document ``i`` is of layout family ``layouts[i % len(layouts)]``."""
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     wanted = indices if indices is not None else list(range(start, start + n))
-    jobs = [Job(str(out_dir), seed, split, i, long_side, jpeg_quality, variants) for i in wanted]
+    jobs = [Job(str(out_dir), seed, split, i, long_side, jpeg_quality, variants,
+                layouts[i % len(layouts)] if layouts else None) for i in wanted]
     workers = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
     if workers == 1:
         _init_worker()

@@ -9,8 +9,10 @@ from dataclasses import dataclass, replace
 from samples.synth import formats, labels, vocab
 from samples.synth.canvas import Color, Seg
 from samples.synth.facts import FIELD_KEYS, PolicyFacts, make_facts
+from samples.synth.few_shot import FewShotFamily
 from samples.synth.fonts import FACES, FontFace
 from samples.synth.rand import chance, py_rng, weighted
+from samples.synth.few_shot import FEW_SHOT_FAMILIES
 from samples.synth.splits import (
     FONT_WEIGHTS, HELD_OUT_FAMILIES, HELD_OUT_FONTS, SHARED_FAMILIES, SHARED_FONTS, SplitPolicy, policy_for,
 )
@@ -138,7 +140,7 @@ def _decorate(label: str, rng: random.Random, spaced_p: float) -> str:
 
 
 def _field_entries(text: dict[str, str | None], policy: SplitPolicy, rng: random.Random, sectioned: bool,
-                   spaced_p: float) -> list[Entry]:
+                   spaced_p: float, period_p: float = 0.35) -> list[Entry]:
     section_of = {
         "policy_number": "policy", "insurer": "policy",
         "product_name": rng.choice(("policy", "coverage")),
@@ -152,7 +154,7 @@ def _field_entries(text: dict[str, str | None], policy: SplitPolicy, rng: random
     if chance(rng, 0.3):
         section_of["policy_number"] = "header"
     entries: list[Entry] = []
-    period = (text["effective_date"] is not None and text["expiry_date"] is not None and chance(rng, 0.35))
+    period = (text["effective_date"] is not None and text["expiry_date"] is not None and chance(rng, period_p))
     for key in FIELD_KEYS:
         value = text[key]
         if value is None or (key == "insurer" and not chance(rng, 0.4)):
@@ -233,12 +235,29 @@ def _choose_face(policy: SplitPolicy, rng: random.Random) -> FontFace:
     return FACES[weighted(rng, {name: FONT_WEIGHTS[name] for name in pool})]
 
 
-def make_plan(seed: int, split: str, index: int, long_side: int = REFERENCE_LONG_SIDE) -> DocPlan:
-    """The plan of document ``index`` of ``split`` for corpus ``seed``."""
+def _few_shot_entries(entries: list[Entry], spec: FewShotFamily) -> list[Entry]:
+    """A few-shot family's fixed layout: each field under its family label, in registry order in a fixed section."""
+    home = {"policy_number": "policy", "insurer": "policy", "product_name": "policy", "beneficiary_name": "insured"}
+    fields = {e.key: e for e in entries if e.key is not None}
+    person = ("policyholder", "insured")
+    out = [replace(fields[key], label=spec.labels[key],
+                   section=home.get(key, key.split("_")[0] if key.startswith(person) else "coverage"))
+           for key in FIELD_KEYS if key in fields]
+    return out + [e for e in entries if e.key is None]
+
+
+def make_plan(seed: int, split: str, index: int, long_side: int = REFERENCE_LONG_SIDE,
+              family: str | None = None) -> DocPlan:
+    """The plan of document ``index`` of ``split`` for corpus ``seed``; ``family`` forces the layout family
+    (a few-shot family of :data:`samples.synth.few_shot.FEW_SHOT_FAMILIES` also fixes its labels and layout)."""
     policy = policy_for(split)
     facts = make_facts(py_rng(seed, split, index, "facts"))
     rng = py_rng(seed, split, index, "plan")
-    family = rng.choice(HELD_OUT_FAMILIES) if chance(rng, policy.held_out_family_p) else rng.choice(SHARED_FAMILIES)
+    drawn = rng.choice(HELD_OUT_FAMILIES) if chance(rng, policy.held_out_family_p) else rng.choice(SHARED_FAMILIES)
+    spec = FEW_SHOT_FAMILIES.get(family) if family is not None else None
+    if spec is not None:
+        return _few_shot_plan(seed, split, index, long_side, facts, rng, spec)
+    family = family or drawn
     face = _choose_face(policy, rng)
     scale = long_side / REFERENCE_LONG_SIDE
     dense = family in ("dotted_leaders", "kv_lines")
@@ -307,3 +326,32 @@ def compact(plan: DocPlan, level: int) -> DocPlan:
         title = max(10, int(round(title * shrink)))
     return replace(plan, entries=entries, notices=notices, special=special, line_factor=line_factor,
                    body_size=body, small_size=small, title_size=title, compact_level=level)
+
+
+def _few_shot_plan(seed: int, split: str, index: int, long_side: int, facts: PolicyFacts, rng: random.Random,
+                   spec: FewShotFamily) -> DocPlan:
+    """A document of a few-shot family: its fixed labels, colon and order, no sections, no period label."""
+    face = _choose_face(policy_for(split), rng)
+    scale = long_side / REFERENCE_LONG_SIDE
+    body_ref = rng.randint(22, 24)
+    field_text, fields = _printed_values(facts, rng)
+    entries = _field_entries(field_text, policy_for(split), rng, False, 0.0, period_p=0.0)
+    entries = _few_shot_entries(entries, spec)
+    distract = [e for e in _distractors(facts, rng, rng.randint(2, 4), rng.choice(formats.DATE_STYLES))
+                if e.section not in ("policyholder", "insured")]
+    notices = tuple(rng.sample(vocab.NOTICES, rng.randint(1, 3)))
+    return DocPlan(
+        seed=seed, split=split, index=index, family=spec.name, face=face, scale=scale,
+        body_size=max(8, round(body_ref * scale)),
+        small_size=max(8, round(max(21, body_ref - rng.randint(1, 3)) * scale)),
+        title_size=max(10, round(rng.randint(34, 46) * scale)),
+        line_factor=rng.uniform(1.45, 1.75),
+        ink=rng.choice(_INKS), accent=rng.choice(_ACCENTS), paper=rng.choice(_PAPERS),
+        colon=spec.colon, sectioned=False,
+        title=rng.choice(vocab.TITLES), logo=chance(rng, 0.6),
+        entries=tuple(entries + distract),
+        notice_heading=rng.choice(vocab.NOTICE_HEADINGS), notices=notices, special=None,
+        closing=rng.choice(vocab.CLOSINGS), seal=chance(rng, 0.65),
+        facts=facts, field_text=field_text, fields=fields,
+        layout_seed=rng.getrandbits(63),
+    )

@@ -171,7 +171,10 @@ class ExtractionConfig(_Strict):
     # hybrid only: per field "model" | "rules" (whose value first) | "agreement" (prefer's value first, and
     # differing valid values are the review reason extractors_disagree:<field>); unlisted fields follow prefer
     policy: dict[str, Literal["model", "rules", "agreement"]] = Field(default_factory=dict)
-    model_dir: Optional[Path] = None  # default: models/weights/extractor (trained by models/extractor/train.py)
+    # an adapted folder (`docpipe train --labels`, holds adapted.json: learned label wordings for the rules, maybe an
+    # ERNIE-Layout fine-tune in ernie/; docs/adaptation.md), or a plain ERNIE-Layout export; default: none adapted,
+    # and the model (method model/hybrid) from models/weights/extractor
+    model_dir: Optional[Path] = None
     # learned only: folder of scorer.txt and calibration.json (default models/weights/scorer, trained by
     # python -m models.scorer.train)
     scorer_dir: Optional[Path] = None

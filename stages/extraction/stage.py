@@ -5,18 +5,20 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import date
-from typing import Any, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence
 
 import numpy as np
 
 from stages.contracts.config import DocpipeConfig
+from stages.extraction.adapted import REASON_UNCALIBRATED, AdaptedFolder, is_adapted, load_adapted
 from stages.extraction.assemble import Candidate, FieldAssembler
 from stages.extraction.confidence import load_calibrator
 from stages.extraction.field_specs import FIELDS
 from stages.extraction.hybrid import arrange_all, check_policies
 from stages.extraction.label_reread import LabelIndex, reread_labels
 from stages.extraction.rules import RuleMatch, extract_rules
-from stages.extraction.rules.lexicon import FULL_LEXICON, LabelWithholding, withheld_lexicon
+from stages.extraction.rules.labels import LEARNED_PREFIX
+from stages.extraction.rules.lexicon import FULL_LEXICON, LabelWithholding, Lexicon, extend_lexicon, withheld_lexicon
 from stages.recognition.ctc import CharDict
 from stages.contracts.types import Page, TextLine
 
@@ -75,6 +77,10 @@ class ExtractionStage:
         self.withhold = withhold or LabelWithholding()
         self.chars = chars
         self.label_reread = ec.label_reread
+        # extraction.model_dir: an adapted folder (learned wordings, maybe an ERNIE fine-tune in ernie/) or a plain
+        # ERNIE-Layout export (docs/adaptation.md)
+        self.adapted: Optional[AdaptedFolder] = load_adapted(ec.model_dir) if is_adapted(ec.model_dir) else None
+        self.lexicon: Lexicon = extend_lexicon(FULL_LEXICON, self.adapted.pairs) if self.adapted else FULL_LEXICON
         self.full_labels = LabelIndex(FULL_LEXICON)
         self.policy = dict(ec.policy) if ec.method == "hybrid" else {}
         check_policies(self.policy)
@@ -82,7 +88,8 @@ class ExtractionStage:
         if ec.method in ("model", "hybrid"):
             from stages.extraction.ernie import ErnieExtractor
 
-            self.model = ErnieExtractor(config.predictor, model_dir=ec.model_dir)
+            model_dir = ec.model_dir if self.adapted is None else self.adapted.ernie_dir
+            self.model = ErnieExtractor(config.predictor, model_dir=model_dir)
         required = config.review.required_fields
         if required is None:
             required = tuple(k for k, s in FIELDS.items() if s.required)
@@ -123,8 +130,8 @@ class ExtractionStage:
 
     def rules_candidates(self, lines: Sequence[Sequence[TextLine]], today: date) -> dict[str, Candidate]:
         flat = [(pi, li, ln) for pi, page_lines in enumerate(lines) for li, ln in enumerate(page_lines)]
-        fraction, seed = self.withhold.fraction, self.withhold.seed
-        lexicon = withheld_lexicon(fraction, seed, "\n".join(ln.text for _, _, ln in flat)) if fraction else FULL_LEXICON
+        fraction = self.withhold.fraction
+        lexicon = self.document_lexicon(ln.text for _, _, ln in flat)
         texts = [ln.text for _, _, ln in flat]
         if self.label_reread:
             index = LabelIndex(lexicon) if fraction else self.full_labels
@@ -137,11 +144,20 @@ class ExtractionStage:
                 out[key] = rule_candidate(m, flat)
         return out
 
+    def document_lexicon(self, texts: Iterable[str]) -> Lexicon:
+        """The label lexicon for one document: the full one plus an adapted folder's learned wordings, or
+        (measurements only) one with a fraction of its wordings withheld per document, then the learned ones."""
+        fraction, seed = self.withhold.fraction, self.withhold.seed
+        if not fraction:
+            return self.lexicon
+        lexicon = withheld_lexicon(fraction, seed, "\n".join(texts))
+        return extend_lexicon(lexicon, self.adapted.pairs) if self.adapted else lexicon
+
     def learned_document(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page], today: date):
         """The learned decision's candidates and features of one document (stages/extraction/learned)."""
-        from stages.extraction.learned.extract import document_candidates, document_lexicon
+        from stages.extraction.learned.extract import document_candidates
 
-        lexicon = document_lexicon(lines, *self.withhold)
+        lexicon = self.document_lexicon(ln.text for page in lines for ln in page)
         return document_candidates(lines, [(p.width, p.height) for p in pages], today, lexicon,
                                    self.chars if self.label_reread else None)
 
@@ -156,10 +172,15 @@ class ExtractionStage:
         today = date.today()
         if self.scorer is not None:
             cands = self.learned_candidates(lines, pages, today)
-            return DocumentFields(*self.assembler.assemble(cands, lines, today, flag_disagreement=()))
-        model = self.model_candidates(lines, pages, today) if self.model is not None else {}
-        rules = self.rules_candidates(lines, today) if self.method in ("rules", "hybrid") else {}
-        cands, disagree = arrange_all(self.policy, self.prefer, model, rules, today)
-        # the per-field policy decides where a disagreement is a review reason; the assembler routes it
-        flagged = {reason.split(":", 1)[1] for reason in disagree}
-        return DocumentFields(*self.assembler.assemble(cands, lines, today, flag_disagreement=flagged))
+            fields, reasons, diagnostics = self.assembler.assemble(cands, lines, today, flag_disagreement=())
+        else:
+            model = self.model_candidates(lines, pages, today) if self.model is not None else {}
+            rules = self.rules_candidates(lines, today) if self.method in ("rules", "hybrid") else {}
+            cands, disagree = arrange_all(self.policy, self.prefer, model, rules, today)
+            # the per-field policy decides where a disagreement is a review reason; the assembler routes it
+            flagged = {reason.split(":", 1)[1] for reason in disagree}
+            fields, reasons, diagnostics = self.assembler.assemble(cands, lines, today, flag_disagreement=flagged)
+        if self.adapted is not None and not self.adapted.calibrated and any(
+                LEARNED_PREFIX in str(ev.get("how", "")) for ev in diagnostics["evidence"].values()):
+            reasons = [REASON_UNCALIBRATED] + reasons  # learned evidence: the shipped calibrator never saw it
+        return DocumentFields(fields, reasons, diagnostics)

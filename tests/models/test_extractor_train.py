@@ -171,8 +171,8 @@ def test_initialise_gives_smooth_position_tables(vocab: Vocab) -> None:
 
 
 def test_train_labels_on_three_documents_changes_the_weights(trained, tmp_path: Path, vocab: Vocab) -> None:
-    """``docpipe train --labels`` (run through the CLI, which starts the fine-tuning process) on 3 corrected
-    documents exports new weights that differ from the base."""
+    """``docpipe train --labels --ernie`` (run through the CLI, which starts the fine-tuning process) on 3 corrected
+    documents exports new weights that differ from the base, into the adapted folder's ``ernie/``."""
     from pipeline import cli
 
     _, _, _, base, _ = trained
@@ -182,9 +182,12 @@ def test_train_labels_on_three_documents_changes_the_weights(trained, tmp_path: 
         res = corrected_result(10 + i, wrong=("insured_name",))
         (labels / f"p{i}.json").write_text(json.dumps(res, ensure_ascii=False), encoding="utf-8")
         (labels / f"p{i}.jpg").write_bytes(b"\xff\xd8\xff\xe0")  # the image is not read: the JSON holds its OCR lines
-    out = tmp_path / "tuned"
-    rc = cli.main(["train", "--labels", str(labels), "--base", str(base), "--steps", "3", "--out", str(out)])
+    adapted = tmp_path / "tuned"
+    rc = cli.main(["train", "--labels", str(labels), "--ernie", "--base", str(base), "--steps", "3",
+                   "--out", str(adapted)])
     assert rc == 0
+    assert json.loads((adapted / "adapted.json").read_text(encoding="utf-8"))["learned"] == ["wordings", "ernie"]
+    out = adapted / "ernie"
     before, after = load_base(base / BASE_NAME), load_base(out / BASE_NAME)
     assert set(before) == set(after)
     changed = [k for k in before if not np.array_equal(before[k], after[k])]

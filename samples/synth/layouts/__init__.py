@@ -6,7 +6,7 @@ from typing import Callable
 
 from samples.synth.canvas import Canvas
 from samples.synth.layouts import (
-    column_table, dotted_leaders, kv_lines, label_above, narrative, ruled_table, two_column, underline_form,
+    column_table, dotted_leaders, fs_ledger, kv_lines, label_above, narrative, ruled_table, two_column, underline_form,
 )
 from samples.synth.plan import DocPlan
 
@@ -22,3 +22,6 @@ RENDERERS: dict[str, Renderer] = {
     "column_table": column_table.render,
     "underline_form": underline_form.render,
 }
+# few-shot families (samples.synth.few_shot), drawn only when asked for
+RENDERERS["fs_ledger"] = fs_ledger.render
+RENDERERS["fs_grid"] = ruled_table.render

@@ -26,6 +26,7 @@ from stages.extraction.rules.values import strip_separators
 from stages.extraction.rules.wrapping import cell_tail, continuation
 from stages.postprocess.values import ISSUE_AMOUNT_MISMATCH, date_spans
 
+LEARNED_PREFIX = "learned_"  # a value found through a learned wording: its method is label, label_right… with this
 CONTINUABLE = ("amount", "date", "id_number", "phone", "text")  # kinds whose value may wrap onto the next line
 ValueSite = tuple[Segments, Segments, str, float]  # (segments, continuation, method, base score)
 
@@ -164,7 +165,8 @@ def label_candidates(doc: PreparedDocument) -> tuple[list[RuleCandidate], set[st
                         cont = cell_tail(doc, segments[-1])
                         wrapped = bool(cont)
                     site = segments + cont if wrapped else segments
-                    c = segments_candidate(doc, real, site, method, base * factor)
+                    how = LEARNED_PREFIX + method if o.label.learned else method
+                    c = segments_candidate(doc, real, site, how, base * factor)
                     if c is not None and FIELDS[real].kind == "amount":
                         c = _checked_against_capital(doc, c, site[-1], base * factor)
                     if c is not None:

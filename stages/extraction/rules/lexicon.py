@@ -25,6 +25,7 @@ class LabelDef:
     fields: tuple[str, ...] = ()
     attr: Optional[str] = None
     role: Optional[str] = None
+    learned: bool = False  # a wording learned from reviewers' corrections (an adapted folder), not a shipped one
 
 
 ROLE_WORDS: dict[str, str] = {
@@ -190,7 +191,10 @@ _ALL_LABELS: Mapping[str, LabelDef] = _build_labels()
 def build_lexicon(withheld: Collection[str] = ()) -> Lexicon:
     """The lexicon without the label texts in ``withheld``."""
     gone = frozenset(withheld)
-    labels = {t: d for t, d in _ALL_LABELS.items() if t not in gone}
+    return _lexicon({t: d for t, d in _ALL_LABELS.items() if t not in gone}, gone)
+
+
+def _lexicon(labels: Mapping[str, LabelDef], gone: Collection[str] = ()) -> Lexicon:
     pattern = re.compile("|".join(re.escape(t) for t in sorted(labels, key=len, reverse=True)))
     by_field: dict[str, list[str]] = {key: [] for key in FIELD_KEYS}
     for text, d in labels.items():
@@ -227,3 +231,34 @@ def withheld_lexicon(fraction: float, seed: int, document_key: str) -> Lexicon:
     rng = random.Random(int(digest[:16], 16))
     texts = sorted(_ALL_LABELS)
     return build_lexicon(rng.sample(texts, int(round(fraction * len(texts)))))
+
+
+# the role and attribute of each person field (a learned wording for a person's field carries them)
+_FIELD_ROLE: dict[str, tuple[str, str]] = {key: (role, attr) for (role, attr), key in ROLE_FIELDS.items()}
+
+
+def extend_lexicon(base: Lexicon, learned: Collection[tuple[str, str]]) -> Lexicon:
+    """``base`` plus learned wordings ``(text, field key)`` as labels of their fields (``learned=True``).
+
+    A wording for a person's field carries that person's role, as the shipped 投保人… labels do; one learned for
+    several fields of one person (the role cell of a role table's row: left of the name, first in the ID's row) is
+    that person's role word, a label of their name. A text ``base`` already has, or one learned for fields of
+    different owners, is left out. No wordings: ``base`` itself."""
+    fields_of: dict[str, set[str]] = {}
+    for text, key in learned:
+        if text and key in FIELD_KEYS and text not in base.labels:
+            fields_of.setdefault(text, set()).add(key)
+    added: dict[str, LabelDef] = {}
+    for text, keys in sorted(fields_of.items()):
+        roles = {_FIELD_ROLE[k][0] if k in _FIELD_ROLE else None for k in keys}
+        if len(keys) == 1:
+            key = next(iter(keys))
+            role, attr = _FIELD_ROLE.get(key, (None, None))
+            added[text] = LabelDef(text, "field", (key,), attr, role, learned=True)
+        elif len(roles) == 1 and None not in roles:
+            role = roles.pop()
+            added[text] = LabelDef(text, "field", (ROLE_NAME_FIELDS[role],), "name", role, learned=True)
+    if not added:
+        return base
+    gone = [t for t in PERIOD_LABELS if t not in base.by_field.get("_period", ())]
+    return _lexicon({**base.labels, **added}, gone)

@@ -48,7 +48,7 @@ def _label_cell(doc: PreparedDocument, line: LineBox) -> Optional[tuple[str, str
         return None  # a value follows in the box
     if hit.label.kind == "attr" and hit.label.attr:
         return "attr", hit.label.attr
-    if hit.label.text in ROLE_WORDS and hit.label.role in _ROLES:
+    if (hit.label.text in ROLE_WORDS or (hit.label.learned and hit.label.attr == "name")) and hit.label.role in _ROLES:
         return "role", hit.label.role
     return None
 
@@ -89,7 +89,8 @@ def role_table_candidates(doc: PreparedDocument) -> list[RuleCandidate]:
                     continue
                 segments = ((cell.index, 0, doc.value_end(cell.index, 0)),)
                 cont = cell_tail(doc, segments[-1]) if key == "policyholder_address" else ()
-                c = segments_candidate(doc, key, segments + cont, "label_below", _SCORE_ROLE_TABLE)
+                how = "learned_label_below" if doc.hits[row[0].index][0].label.learned else "label_below"
+                c = segments_candidate(doc, key, segments + cont, how, _SCORE_ROLE_TABLE)
                 if c is not None:
                     out.append(c)
     return out

@@ -56,3 +56,23 @@ def test_rules_without_a_label_fall_back_and_keep_it_out_of_the_pattern() -> Non
     got = res["sum_insured"]
     assert got is None or got.method != "label"  # found, if at all, through a label outside the lexicon
     assert res["premium"].method == "label" and res["premium"].value == full["premium"].value
+
+
+def test_learned_wordings_extend_the_lexicon_with_their_owner_role() -> None:
+    from stages.extraction.rules.lexicon import extend_lexicon
+    from tests.stages.extraction.rules.helpers import INS_ID, rows
+
+    assert extend_lexicon(FULL_LEXICON, ()) is FULL_LEXICON
+    assert extend_lexicon(FULL_LEXICON, [("保险金额", "premium")]) is FULL_LEXICON  # a shipped text stays as it is
+    grown = extend_lexicon(FULL_LEXICON, [("联络对象", "insured_name"), ("联络对象", "insured_id_number"),
+                                          ("收件处所", "policyholder_address"), ("两可", "premium"), ("两可", "insurer")])
+    person = grown.labels["联络对象"]
+    assert (person.fields, person.role, person.attr, person.learned) == (("insured_name",), "insured", "name", True)
+    assert grown.labels["收件处所"].fields == ("policyholder_address",) and "两可" not in grown.labels
+    assert "收件处所" in grown.by_field["policyholder_address"] and "联络对象" not in FULL_LEXICON.labels
+    # a learned role word opens a role table's row: the cell under 证件号码 is that person's
+    lines = rows(("", "姓名", "证件号码"), ("联络对象", "王小明", INS_ID))
+    assert extract_rules(lines, TODAY)["insured_id_number"] is None
+    got = extract_rules(lines, TODAY, grown)
+    assert got["insured_id_number"].value == INS_ID and got["insured_id_number"].method == "learned_label_below"
+    assert got["insured_name"].value == "王小明" and got["insured_name"].method.startswith("learned_")

@@ -1,0 +1,45 @@
+"""Few-shot layout families: one fixed layout each, with label wordings that neither the rules' lexicon nor the
+generator's other label lists (shared or held out) contain. Generated only when asked for (``docpipe synth
+--layouts NAME``), never in a default train/dev/test draw, so that adapting to an insurer's new forms from a few
+corrected documents can be measured (``scripts/few_shot_curve.py``, docs/adaptation.md)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping
+
+
+@dataclass(frozen=True)
+class FewShotFamily:
+    """``renderer``: the layout module that draws it; ``labels``: the one label each field is printed with (the
+    new wordings are the entries of ``new``); ``colon``: after every label."""
+
+    name: str
+    renderer: str
+    labels: Mapping[str, str]
+    new: tuple[str, ...]
+    colon: str
+
+
+def _family(name: str, renderer: str, labels: dict[str, str], new: tuple[str, ...], colon: str) -> FewShotFamily:
+    return FewShotFamily(name, renderer, MappingProxyType(labels), new, colon)
+
+
+FEW_SHOT_FAMILIES: Mapping[str, FewShotFamily] = MappingProxyType({
+    # aligned key/value lines; the insured's role word, the mailing address and the issue date in new wordings
+    "fs_ledger": _family("fs_ledger", "fs_ledger", {
+        "policy_number": "保单号码", "insurer": "保险公司", "product_name": "产品名称", "policyholder_name": "投保人",
+        "policyholder_id_number": "投保人证件号码", "policyholder_phone": "联系电话",
+        "policyholder_address": "寄送地址", "insured_name": "承保对象", "insured_id_number": "被保险人证件号码",
+        "beneficiary_name": "身故受益人", "sum_insured": "基本保额", "premium": "保险费",
+        "effective_date": "生效日期", "expiry_date": "满期日期", "issue_date": "开立日期",
+    }, ("寄送地址", "承保对象", "开立日期"), "："),
+    # a ruled label | value table; the policyholder's role word, the sum insured and the start date in new wordings
+    "fs_grid": _family("fs_grid", "ruled_table", {
+        "policy_number": "保险单号", "insurer": "承保公司", "product_name": "险种名称", "policyholder_name": "订约人",
+        "policyholder_id_number": "投保人证件号码", "policyholder_phone": "手机号码",
+        "policyholder_address": "通讯地址", "insured_name": "被保险人", "insured_id_number": "被保险人证件号码",
+        "beneficiary_name": "受益人", "sum_insured": "赔付上限", "premium": "保费",
+        "effective_date": "保障启动日", "expiry_date": "满期日期", "issue_date": "签单日期",
+    }, ("订约人", "赔付上限", "保障启动日"), ""),
+})
