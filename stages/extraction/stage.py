@@ -11,7 +11,7 @@ import numpy as np
 
 from stages.contracts.config import DocpipeConfig
 from stages.extraction.assemble import Candidate, FieldAssembler
-from stages.extraction.confidence import load_calibrator
+from stages.extraction.confidence import calibration_folder, load_calibrators
 from stages.extraction.field_specs import FIELDS
 from stages.extraction.hybrid import arrange_all, check_policies
 from stages.extraction.label_reread import LabelIndex, reread_labels
@@ -21,6 +21,9 @@ from stages.recognition.ctc import CharDict
 from stages.contracts.types import Page, TextLine
 
 log = logging.getLogger(__name__)
+
+# the decision sources of each extraction method (a field records which of them decided it)
+SOURCES: dict[str, tuple[str, ...]] = {"rules": ("rules",), "model": ("model",), "hybrid": ("rules", "model")}
 
 
 @dataclass(frozen=True)
@@ -86,11 +89,17 @@ class ExtractionStage:
         if required is None:
             required = tuple(k for k, s in FIELDS.items() if s.required)
         rc = config.review
-        calibrator = load_calibrator(rc.calibration_dir) if rc.calibrated else None
+        # one calibrator per decision source; a source without one sends its documents to review
+        calibrators = load_calibrators(calibration_folder(rc.calibration_dir, ec.model_dir)) if rc.calibrated else {}
+        self.sources = SOURCES[ec.method]
+        missing = [s for s in self.sources if s not in calibrators]
+        if missing:
+            log.info("no calibrator for %s: documents they decide go to review", ", ".join(missing))
         self.assembler = FieldAssembler(
-            chars, rc.confidence_threshold, required, redecode=ec.redecode, calibrator=calibrator,
+            chars, rc.confidence_threshold, required, redecode=ec.redecode, calibrators=calibrators,
             max_error_rate=rc.max_document_error_rate if rc.calibrated else 1.0,
             min_score=rc.min_extractor_score, min_margin=rc.min_rival_margin, lexicons=ec.lexicons,
+            sources=self.sources,
         )
 
     def model_candidates(
