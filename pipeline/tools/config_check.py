@@ -7,7 +7,7 @@ and the wrong ones among them, against the config's ``review.max_document_error_
 Configs that read the page alike (the same ``predictor``, ``input``, detection, page and recognition settings)
 share one OCR pass; each config's extraction then runs on those lines through the processor's own extract and
 assemble steps, so a result is what ``docpipe extract`` returns for the page. A config that cannot start (its
-optional weights absent) is reported as skipped with the reason. ``--cache DIR`` keeps the OCR pass on disk.
+optional weights absent) is reported as skipped with the reason. ``--cache DIR`` keeps the OCR pass and the extractor model's page outputs on disk.
 Each config's rows also hold ``calibration_samples`` and ``absent_samples`` in the format of
 ``docpipe eval --json``, which ``models/calibration/fit.py`` reads."""
 from __future__ import annotations
@@ -77,11 +77,29 @@ def read_documents(processor: Any, docs: Sequence[tuple[Path, dict]], batch: int
         except _StageFailure as failure:  # one document broke a stage for the batch: read them one by one
             states = processor._read_text_one_by_one([str(p) for p, _ in part], [p.name for p, _ in part], failure)
         out += [_light(s) for s in states]
+        log.info("read %d/%d documents", len(out), len(docs))
     return out
 
 
-def extract_all(processor: Any, config: DocpipeConfig, states: Sequence[Any]) -> list[dict]:
-    """Results of ``config``'s extraction on OCR states read by ``processor`` (same reading settings)."""
+class _Remembered:
+    """An extractor model whose page outputs are kept by page content: configs that run the same model on the
+    same lines (``model`` and ``hybrid``) compute them once."""
+
+    def __init__(self, inner: Any, memo: dict):
+        self.inner, self.memo = inner, memo
+
+    def extract_batch(self, pages: Sequence[Any]) -> list:
+        keys = [hashlib.sha256(pickle.dumps(p, protocol=4)).hexdigest() for p in pages]
+        todo = [i for i, k in enumerate(keys) if k not in self.memo]
+        if todo:
+            for i, out in zip(todo, self.inner.extract_batch([pages[i] for i in todo])):
+                self.memo[keys[i]] = out
+        return [self.memo[k] for k in keys]
+
+
+def extract_all(processor: Any, config: DocpipeConfig, states: Sequence[Any], memo: Optional[dict] = None) -> list[dict]:
+    """Results of ``config``'s extraction on OCR states read by ``processor`` (same reading settings); ``memo``
+    keeps the extractor model's page outputs between configs."""
     from stages.extraction.page_roles import RoleAwareFields
     from stages.extraction.stage import ExtractionStage
 
@@ -89,7 +107,10 @@ def extract_all(processor: Any, config: DocpipeConfig, states: Sequence[Any]) ->
     proc = type(processor).__new__(type(processor))
     proc.__dict__.update(processor.__dict__)
     proc.config = config
-    proc.extractor = RoleAwareFields(ExtractionStage(config, processor.recognizer.chars))
+    stage = ExtractionStage(config, processor.recognizer.chars)
+    if getattr(stage, "model", None) is not None and memo is not None:
+        stage.model = _Remembered(stage.model, memo.setdefault(str(config.extraction.model_dir), {}))
+    proc.extractor = RoleAwareFields(stage)
     results = []
     for light, shapes in states:
         doc = _heavy(light, shapes)
@@ -153,6 +174,12 @@ def check(directory: Path, config_paths: Sequence[Path], withhold: float = 0.0, 
             configs.append((path, None, f"{type(exc).__name__}: {exc}"))
     rows: list[dict[str, Any]] = []
     readers: dict[str, tuple[Any, list]] = {}
+    memo_path = Path(cache) / "model_outputs.pkl" if cache is not None else None
+    memo: dict = {}
+    if memo_path is not None and memo_path.is_file():
+        with memo_path.open("rb") as f:
+            memo = pickle.load(f)
+    size = sum(len(v) for v in memo.values())
     for path, config, why in configs:
         row: dict[str, Any] = {"config": str(path), "directory": str(directory), "withhold_labels": withhold,
                                "withhold_seed": withhold_seed}
@@ -166,13 +193,16 @@ def check(directory: Path, config_paths: Sequence[Path], withhold: float = 0.0, 
                 processor = DocumentProcessor(reading)
                 readers[key] = (processor, _read_cached(processor, docs, directory, key, cache, limit))
             processor, states = readers[key]
-            results = extract_all(processor, config, states)
+            results = extract_all(processor, config, states, memo)
         except Exception as exc:  # noqa: BLE001 - e.g. optional weights absent: that config is skipped
             log.warning("%s: skipped (%s)", path, exc)
             rows.append({**row, "skipped": f"{type(exc).__name__}: {exc}"})
             continue
         target = config.review.max_document_error_rate
         rows.append({**row, **score(results, truths, target)})
+    if memo_path is not None and sum(len(v) for v in memo.values()) > size:
+        with memo_path.open("wb") as f:
+            pickle.dump(memo, f, protocol=pickle.HIGHEST_PROTOCOL)
     return rows
 
 
@@ -215,6 +245,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--json", type=Path, default=None, help="write the rows (with their calibration samples) here")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    log.setLevel(logging.INFO)
     configs = args.configs if args.configs else shipped_configs()
     rows = []
     for d in args.dirs:
