@@ -79,6 +79,8 @@ def load(reports: Sequence[Path], source: Optional[str] = None) -> Data:
     absent = []
     names: dict[str, int] = {}
     for tag, rep in (part for path in reports for part in _parts(path)):
+        if source is not None and not any(s["evidence"]["source"] == source for s in rep["calibration_samples"]):
+            continue  # a run where the source decided nothing: its not-found fields are another source's
         for s in rep["calibration_samples"]:
             ev = FieldEvidence.from_dict(s["evidence"])
             if source is not None and ev.source != source:

@@ -70,9 +70,10 @@ class FieldAssembler:
     ):
         """``calibrators``: decision source -> its calibrator. A field decided by a source without one has the raw
         extractor score x mean recognition probability as confidence, and its document the review reason
-        ``uncalibrated:<source>``: it never goes straight through. A field not found takes the lowest P(really
-        absent) among the calibrators of ``sources`` (the extractors that ran; default: every calibrator given),
-        and is ``uncalibrated:<source>`` too when none of them has a calibrator. ``max_error_rate`` is the
+        ``uncalibrated:<source>``: it never goes straight through. A field not found takes the highest P(really
+        absent | that source found none) among the calibrators of ``sources`` (the extractors that ran; default:
+        every calibrator given): a value really absent is missed by every source, so P(really absent | all of
+        them found none) is at least each of those. With no calibrator among them it is ``uncalibrated:<source>``. ``max_error_rate`` is the
         document risk target (routing.py). ``lexicons`` re-reads names and addresses against the surname and
         division lexicons, and the two names of one person (the same ID number) as one name (same_person.py)."""
         self.chars = chars
@@ -168,7 +169,7 @@ class FieldAssembler:
     def absent_ok(self, key: str) -> Optional[float]:
         """P(``key`` really absent | no extractor that ran found it), or None when none of them is calibrated."""
         known = [self.calibrators[s].absent_ok(key) for s in self.sources if s in self.calibrators]
-        return min(known) if known else None
+        return max(known) if known else None
 
     # -- the document -------------------------------------------------------------------------------
     def assemble(

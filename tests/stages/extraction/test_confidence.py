@@ -225,7 +225,19 @@ def test_an_adapted_model_folder_brings_its_own_calibration(tmp_path):
     """The shipped calibrators describe the shipped models: with ``extraction.model_dir`` set they are not used,
     the folder's own ``calibration/`` is (absent: every source uncalibrated)."""
     shipped = calibration_folder(None, None)
-    assert "rules" in load_calibrators(shipped)
+    assert {"rules", "model"} <= set(load_calibrators(shipped))
     assert calibration_folder(None, tmp_path) == tmp_path / "calibration"
     assert load_calibrators(calibration_folder(None, tmp_path)) == {}
     assert calibration_folder(shipped, tmp_path) == shipped  # review.calibration_dir wins
+
+
+def test_a_field_no_source_found_takes_the_surest_absence(chars):
+    """Really absent values are missed by every source: P(absent | both missed) >= each source's own rate."""
+    lines, cand = _name_doc()
+    rules = Calibrator(version="t", coef=(), source="rules", input="score", null_ok={"issue_date": 0.9})
+    model = Calibrator(version="t", coef=(), source="model", input="score", null_ok={"issue_date": 0.4})
+    both = FieldAssembler(chars, 0.0, (), calibrators={"rules": rules, "model": model}, sources=("rules", "model"))
+    diag = both.assemble({"policyholder_name": [cand("rules")]}, lines, TODAY)[2]
+    assert diag["absent_ok"]["issue_date"] == 0.9
+    alone = FieldAssembler(chars, 0.0, (), calibrators={"rules": rules, "model": model}, sources=("model",))
+    assert alone.assemble({"policyholder_name": [cand("model")]}, lines, TODAY)[2]["absent_ok"]["issue_date"] == 0.4
