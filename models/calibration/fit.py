@@ -5,8 +5,9 @@ and write ``models/weights/calibration/<source>.json`` (loaded at run time by ``
     PYTHONPATH=$PWD python -m models.calibration.fit dev5.json --source rules --out models/weights/calibration
     PYTHONPATH=$PWD python -m models.calibration.fit devm_model.json --source model --input score
 
-Only the fields the source decided are fitted on (``evidence.source``); the not-found fields of the reports give
-P(really absent), so the reports should come from runs where that source decides alone. A report may also be
+Only the fields the source decided are fitted on (``evidence.source``), in whatever run (e.g. the rules' fields
+of a hybrid run, whose evidence says whether ERNIE-Layout agreed); P(really absent) comes from the not-found
+fields of the runs where that source decided alone (every field by it, no other extractor). A report may also be
 ``pipeline.tools.config_check``'s JSON (a list of rows, each with its own samples; every row is read).
 ``--input evidence`` fits on the evidence features, ``--input score`` on the source's own probability alone
 (Platt scaling, optionally followed by an isotonic map): the form for a source whose score is already a trained
@@ -79,8 +80,11 @@ def load(reports: Sequence[Path], source: Optional[str] = None) -> Data:
     absent = []
     names: dict[str, int] = {}
     for tag, rep in (part for path in reports for part in _parts(path)):
-        if source is not None and not any(s["evidence"]["source"] == source for s in rep["calibration_samples"]):
-            continue  # a run where the source decided nothing: its not-found fields are another source's
+        evs_here = [s["evidence"] for s in rep["calibration_samples"]]
+        if source is not None and not any(e["source"] == source for e in evs_here):
+            continue  # a run where the source decided nothing
+        # P(really absent | not found) is the source's own only in runs where it decided alone
+        alone = source is None or all(e["source"] == source and e["n_sources"] <= 1 for e in evs_here)
         for s in rep["calibration_samples"]:
             ev = FieldEvidence.from_dict(s["evidence"])
             if source is not None and ev.source != source:
@@ -91,7 +95,7 @@ def load(reports: Sequence[Path], source: Optional[str] = None) -> Data:
             docs_of.append(names.setdefault(f"{tag}\x00{s['document']}", len(names)))
             keys.append(s["key"])
             valid.append(ev.valid)
-        for s in rep["absent_samples"]:
+        for s in rep["absent_samples"] if alone else ():
             absent.append((names.setdefault(f"{tag}\x00{s['document']}", len(names)), s["key"], bool(s["truly_absent"])))
     plain: dict[str, int] = {}
     group = [plain.setdefault(name.split("\x00", 1)[1], len(plain)) for name in names]
