@@ -33,6 +33,7 @@ log = logging.getLogger("pipeline.tools.config_check")
 
 # sections that do not change what the OCR reads
 _NOT_READING = ("extraction", "review", "output", "engine", "batch", "watch", "service")
+_NOT_READING_PREDICTOR = ("cpu_threads", "profile")  # how many threads read a page does not change the reading
 
 
 def shipped_configs(directory: Path = Path("configs")) -> list[Path]:
@@ -43,6 +44,7 @@ def reading_key(config: DocpipeConfig) -> str:
     """One string per way of reading a page; configs with the same key share one OCR pass."""
     dump = config.model_dump(mode="json")
     reading = {k: v for k, v in dump.items() if k not in _NOT_READING}
+    reading["predictor"] = {k: v for k, v in reading["predictor"].items() if k not in _NOT_READING_PREDICTOR}
     return hashlib.sha256(json.dumps(reading, sort_keys=True).encode()).hexdigest()[:16]
 
 

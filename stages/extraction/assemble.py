@@ -221,7 +221,6 @@ class FieldAssembler:
                 "polygon": self.polygon(d.candidate, lines),
                 "valid": d.normalized.value is not None and not issues,
                 "issues": list(issues),
-                "calibration": used,  # the decision source whose calibrator gave the confidence; None: raw score
             }
             found[key] = conf
             if not fields[key]["valid"]:
@@ -239,7 +238,7 @@ class FieldAssembler:
         diagnostics = {
             "redecoded": redecoded,
             "methods": {k: d.candidate.method for k, d in decisions.items() if d is not None},
-            "calibration": calibration,
+            "calibration": calibration,  # field -> the source whose calibrator gave its confidence; None: raw score
             "evidence": evidence,
             "absent_ok": {k: round(v, 6) for k, v in absent.items()},
             "routing": routing.as_dict(),

@@ -34,6 +34,7 @@ def test_configs_that_read_alike_share_one_ocr_pass():
     default = load_config(REPO / "configs" / "default.yaml")
     assert reading_key(default) == reading_key(load_config(REPO / "configs" / "model.yaml"))
     assert reading_key(default) == reading_key(withheld(default, 0.25, 25))
+    assert reading_key(default) == reading_key(load_config(REPO / "configs" / "uncalibrated.yaml"))  # threads only
     assert reading_key(default) != reading_key(load_config(REPO / "configs" / "ppocrv5.yaml"))
     assert withheld(default, 0.25, 25).extraction.withhold_labels == 0.25
 

@@ -168,10 +168,10 @@ def test_a_field_decided_by_an_uncalibrated_source_is_never_straight_through(cal
     sure = Calibrator(version="t", coef=(), source="rules", input="score", null_ok={}, default_null_ok=1.0)
     asm = FieldAssembler(chars, 0.0, (), calibrators={"rules": sure}, max_error_rate=1.0, sources=("rules", "model"))
     fields, reasons, diag = asm.assemble({"policyholder_name": [cand("rules")]}, lines, TODAY)
-    assert reasons == [] and fields["policyholder_name"]["calibration"] == "rules"
+    assert reasons == [] and diag["calibration"] == {"policyholder_name": "rules"}
     fields, reasons, diag = asm.assemble({"policyholder_name": [cand("model")]}, lines, TODAY)
     assert "uncalibrated:model" in reasons and "uncalibrated:model" in diag["routing"]["hard_reasons"]
-    assert fields["policyholder_name"]["calibration"] is None and diag["calibration"] == {"policyholder_name": None}
+    assert diag["calibration"] == {"policyholder_name": None}
 
 
 def test_without_any_calibrator_nothing_goes_straight_through(chars):
@@ -188,10 +188,11 @@ def test_each_source_is_read_through_its_own_calibrator(chars):
     low = Calibrator(version="t", coef=(-3.0, 0.0), source="model", input="score")
     high = Calibrator(version="t", coef=(3.0, 0.0), source="rules", input="score")
     asm = FieldAssembler(chars, 0.0, (), calibrators={"rules": high, "model": low}, sources=("rules", "model"))
-    by_rules = asm.assemble({"policyholder_name": [cand("rules")]}, lines, TODAY)[0]["policyholder_name"]
-    by_model = asm.assemble({"policyholder_name": [cand("model")]}, lines, TODAY)[0]["policyholder_name"]
-    assert by_rules["confidence"] == pytest.approx(1 / (1 + np.exp(-3)), abs=1e-4) and by_rules["calibration"] == "rules"
-    assert by_model["confidence"] == pytest.approx(1 / (1 + np.exp(3)), abs=1e-4) and by_model["calibration"] == "model"
+    f_rules, _, d_rules = asm.assemble({"policyholder_name": [cand("rules")]}, lines, TODAY)
+    f_model, _, d_model = asm.assemble({"policyholder_name": [cand("model")]}, lines, TODAY)
+    assert f_rules["policyholder_name"]["confidence"] == pytest.approx(1 / (1 + np.exp(-3)), abs=1e-4)
+    assert f_model["policyholder_name"]["confidence"] == pytest.approx(1 / (1 + np.exp(3)), abs=1e-4)
+    assert d_rules["calibration"] == {"policyholder_name": "rules"} and d_model["calibration"] == {"policyholder_name": "model"}
 
 
 def test_a_score_calibrator_maps_the_source_probability(tmp_path):
