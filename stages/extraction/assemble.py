@@ -73,9 +73,10 @@ class FieldAssembler:
         ``uncalibrated:<source>``: it never goes straight through. A field not found takes the highest P(really
         absent | that source found none) among the calibrators of ``sources`` (the extractors that ran; default:
         every calibrator given): a value really absent is missed by every source, so P(really absent | all of
-        them found none) is at least each of those. With no calibrator among them it is ``uncalibrated:<source>``. ``max_error_rate`` is the
-        document risk target (routing.py). ``lexicons`` re-reads names and addresses against the surname and
-        division lexicons, and the two names of one person (the same ID number) as one name (same_person.py)."""
+        them found none) is at least each of those. With no calibrator among them it is ``uncalibrated:<source>``.
+        ``max_error_rate`` is the document risk target (routing.py). ``lexicons`` re-reads names and addresses
+        against the surname and division lexicons, and the two names of one person (the same ID number) as one
+        name (same_person.py)."""
         self.chars = chars
         self.threshold = confidence_threshold
         self.required = tuple(required)
