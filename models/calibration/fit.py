@@ -1,8 +1,17 @@
-"""Fit the field-confidence calibrator on a dev split's ``docpipe eval --json`` report(s) and write
-``models/weights/calibration/calibration.json`` (loaded at run time by ``stages/extraction/confidence.py``).
+"""Fit one decision source's field-confidence calibrator on dev ``docpipe eval --json`` report(s) of that source
+and write ``models/weights/calibration/<source>.json`` (loaded at run time by ``stages/extraction/confidence.py``).
 
     PYTHONPATH=$PWD python -m pipeline.cli eval data/dev5 --config configs/uncalibrated.yaml --json dev5.json
-    PYTHONPATH=$PWD python -m models.calibration.fit dev5.json --out models/weights/calibration
+    PYTHONPATH=$PWD python -m models.calibration.fit dev5.json --source rules --out models/weights/calibration
+    PYTHONPATH=$PWD python -m models.calibration.fit devm_model.json --source model --input score
+
+Only the fields the source decided are fitted on (``evidence.source``), in whatever run (e.g. the rules' fields
+of a hybrid run, whose evidence says whether ERNIE-Layout agreed); P(really absent) comes from the not-found
+fields of the runs where that source decided alone (every field by it, no other extractor). A report may also be
+``pipeline.tools.config_check``'s JSON (a list of rows, each with its own samples; every row is read).
+``--input evidence`` fits on the evidence features, ``--input score`` on the source's own probability alone
+(Platt scaling, optionally followed by an isotonic map): the form for a source whose score is already a trained
+probability (docs/routing.md).
 
 Candidates (chosen by 5-fold cross-validation grouped by document, lowest held-out log loss): logistic
 regression on the evidence features without the per-kind/per-strategy terms, with them, and the latter
@@ -16,7 +25,7 @@ import json
 import logging
 import shlex
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional, Sequence
@@ -26,7 +35,7 @@ from scipy.optimize import minimize
 
 from pipeline.tools.reliability import RoutedDocument, expected_calibration_error, routing_curve
 from stages.contracts.config import ReviewConfig
-from stages.extraction.confidence import CALIBRATION_FILE, Calibrator
+from stages.extraction.confidence import INPUTS, Calibrator, calibration_file
 from stages.extraction.evidence import MONOTONE_UP, FieldEvidence, feature_names, feature_vector
 from stages.extraction.field_specs import FIELDS
 from stages.extraction.routing import evidence_reasons, route
@@ -35,6 +44,12 @@ log = logging.getLogger("models.calibration.fit")
 
 COMPACT_EXCLUDE = ("how=", "kind=")  # the "compact" variant drops these terms
 LAMBDAS = (0.01, 0.1, 1.0)
+SCORE_FEATURES = ("bias", "+logit_score")  # the design of a score calibrator (Platt scaling)
+
+
+def score_row(ev: FieldEvidence) -> np.ndarray:
+    p = min(1 - 1e-4, max(1e-4, float(ev.score)))
+    return np.array([1.0, np.log(p / (1 - p))])
 
 
 @dataclass(frozen=True)
@@ -48,36 +63,54 @@ class Data:
     valid: np.ndarray  # (n,) bool
     group: np.ndarray  # (documents,) one id per document name: its readings in several reports share a fold
     evidence: tuple[FieldEvidence, ...] = ()  # (n,) what each row was computed from
+    xs: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))  # (n, 2) the score design (:data:`SCORE_FEATURES`)
 
 
-def load(reports: Sequence[Path]) -> Data:
+def _parts(path: Path) -> list[tuple[str, dict]]:
+    """(tag, report) pairs: an eval report, or each row of a config_check list."""
+    rep = json.loads(Path(path).read_text(encoding="utf-8"))
+    if isinstance(rep, list):
+        return [(f"{path}#{i}", r) for i, r in enumerate(rep) if "calibration_samples" in r]
+    return [(str(path), rep)]
+
+
+def load(reports: Sequence[Path], source: Optional[str] = None) -> Data:
+    """The fitting rows of ``reports``: every field sample (only those decided by ``source`` when given)."""
     rows, ys, docs_of, keys, valid, evs = [], [], [], [], [], []
     absent = []
     names: dict[str, int] = {}
-    for path in reports:
-        rep = json.loads(Path(path).read_text(encoding="utf-8"))
-        tag = str(path)
+    for tag, rep in (part for path in reports for part in _parts(path)):
+        evs_here = [s["evidence"] for s in rep["calibration_samples"]]
+        if source is not None and not any(e["source"] == source for e in evs_here):
+            continue  # a run where the source decided nothing
+        # P(really absent | not found) is the source's own only in runs where it decided alone
+        alone = source is None or all(e["source"] == source and e["n_sources"] <= 1 for e in evs_here)
         for s in rep["calibration_samples"]:
             ev = FieldEvidence.from_dict(s["evidence"])
+            if source is not None and ev.source != source:
+                continue
             rows.append(feature_vector(ev))
             evs.append(ev)
             ys.append(1.0 if s["correct"] else 0.0)
             docs_of.append(names.setdefault(f"{tag}\x00{s['document']}", len(names)))
             keys.append(s["key"])
             valid.append(ev.valid)
-        for s in rep["absent_samples"]:
+        for s in rep["absent_samples"] if alone else ():
             absent.append((names.setdefault(f"{tag}\x00{s['document']}", len(names)), s["key"], bool(s["truly_absent"])))
     plain: dict[str, int] = {}
     group = [plain.setdefault(name.split("\x00", 1)[1], len(plain)) for name in names]
-    return Data(np.asarray(rows), np.asarray(ys), np.asarray(docs_of), tuple(keys), tuple(names), tuple(absent),
-                np.asarray(valid, bool), np.asarray(group, int), tuple(evs))
+    return Data(np.asarray(rows).reshape(len(rows), len(feature_names())), np.asarray(ys), np.asarray(docs_of, int),
+                tuple(keys), tuple(names), tuple(absent), np.asarray(valid, bool), np.asarray(group, int), tuple(evs),
+                np.asarray([score_row(ev) for ev in evs]).reshape(len(evs), 2))
 
 
 # -- logistic regression with sign constraints ------------------------------------------------------------------
-def fit_logistic(x: np.ndarray, y: np.ndarray, lam: float, mask: np.ndarray) -> np.ndarray:
+def fit_logistic(x: np.ndarray, y: np.ndarray, lam: float, mask: np.ndarray,
+                 names: Sequence[str] = ()) -> np.ndarray:
     """Minimise mean log loss + lam/n * |w|^2 (bias unpenalised) over the features in ``mask``; coefficients
-    of :data:`MONOTONE_UP` features are bounded below by 0; masked-out features get 0."""
-    names = feature_names()
+    of features whose name starts with "+" (:data:`MONOTONE_UP`) are bounded below by 0; masked-out features get
+    0. ``names``: the columns of ``x`` (default: :func:`feature_names`)."""
+    names = tuple(names) or feature_names()
     idx = np.flatnonzero(mask)
     xs = x[:, idx]
     n = max(1, len(y))
@@ -91,7 +124,7 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, lam: float, mask: np.ndarray) -> 
         g = xs.T @ (p - y) / n + 2 * lam / n * pen * w
         return float(f), g
 
-    bounds = [(0.0, None) if names[i] in MONOTONE_UP else (None, None) for i in idx]
+    bounds = [(0.0, None) if names[i] in MONOTONE_UP or names[i].startswith("+") else (None, None) for i in idx]
     w0 = np.zeros(len(idx))
     res = minimize(loss, w0, jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": 2000})
     w = np.zeros(x.shape[1])
@@ -130,9 +163,20 @@ class Variant:
     name: str
     mask: np.ndarray
     isotonic: bool
+    input: str = "evidence"
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return feature_names() if self.input == "evidence" else SCORE_FEATURES
+
+    def design(self, data: Data) -> np.ndarray:
+        return data.x if self.input == "evidence" else data.xs
 
 
-def variants() -> list[Variant]:
+def variants(kind: str = "evidence") -> list[Variant]:
+    if kind == "score":
+        both = np.ones(2, bool)
+        return [Variant("platt", both, False, "score"), Variant("platt+isotonic", both, True, "score")]
     names = feature_names()
     full = np.ones(len(names), bool)
     compact = np.array([not n.startswith(COMPACT_EXCLUDE) for n in names])
@@ -141,7 +185,7 @@ def variants() -> list[Variant]:
 
 
 def fit_variant(v: Variant, lam: float, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, tuple, tuple]:
-    w = fit_logistic(x, y, lam, v.mask)
+    w = fit_logistic(x, y, lam, v.mask, v.names)
     if not v.isotonic:
         return w, (), ()
     ix, iy = fit_isotonic(sigmoid(x @ w), y)
@@ -165,16 +209,17 @@ def folds_of(doc: np.ndarray, k: int, seed: int = 0) -> np.ndarray:
     return np.array([assign[d] for d in doc])
 
 
-def cross_validate(data: Data, k: int = 5) -> tuple[list[dict], dict[tuple[str, float], np.ndarray]]:
+def cross_validate(data: Data, k: int = 5, kind: str = "evidence") -> tuple[list[dict], dict[tuple[str, float], np.ndarray]]:
     fold = folds_of(data.group[data.doc], k)  # by document: the readings of one page in several reports together
     rows, oof = [], {}
-    for v in variants():
+    for v in variants(kind):
+        x = v.design(data)
         for lam in LAMBDAS:
             p = np.zeros(len(data.y))
             for f in range(k):
                 tr, te = fold != f, fold == f
-                w, ix, iy = fit_variant(v, lam, data.x[tr], data.y[tr])
-                p[te] = predict(w, ix, iy, data.x[te])
+                w, ix, iy = fit_variant(v, lam, x[tr], data.y[tr])
+                p[te] = predict(w, ix, iy, x[te])
             oof[(v.name, lam)] = p
             rows.append({"variant": v.name, "lambda": lam, "log_loss": round(log_loss(p, data.y), 5),
                          "ece": round(expected_calibration_error(p, data.y), 5)})
@@ -223,6 +268,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("reports", nargs="+", type=Path, help="docpipe eval --json reports of DEV splits")
     ap.add_argument("--out", type=Path, default=Path("models/weights/calibration"))
+    ap.add_argument("--source", default="rules", help="the decision source to fit (writes <out>/<source>.json)")
+    ap.add_argument("--input", choices=INPUTS, default="evidence",
+                    help="evidence: the evidence features; score: the source's own probability alone")
     ap.add_argument("--version", default=None, help="version string (default: UTC timestamp)")
     ap.add_argument("--floor", type=float, default=0.5, help="review.confidence_threshold used for the curve")
     add_evidence_reason_arguments(ap)
@@ -230,14 +278,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     help="wanted error rate among straight-through documents (for the recommended risk target)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    data = load(args.reports)
-    log.info("%d fields (%d wrong) from %d documents", len(data.y), int((data.y == 0).sum()), len(data.docs))
-    cv, oof = cross_validate(data)
+    data = load(args.reports, args.source)
+    log.info("%s: %d fields (%d wrong) from %d documents", args.source, len(data.y), int((data.y == 0).sum()),
+             len(data.docs))
+    if not len(data.y):
+        log.error("no field decided by %r in the reports", args.source)
+        return 2
+    cv, oof = cross_validate(data, kind=args.input)
     for r in cv:
         log.info("cv %-24s lambda=%-5g log loss %.5f  ECE %.5f", r["variant"], r["lambda"], r["log_loss"], r["ece"])
     best = min(cv, key=lambda r: r["log_loss"])
-    v = next(v for v in variants() if v.name == best["variant"])
-    w, ix, iy = fit_variant(v, best["lambda"], data.x, data.y)
+    v = next(v for v in variants(args.input) if v.name == best["variant"])
+    w, ix, iy = fit_variant(v, best["lambda"], v.design(data), data.y)
     null_ok, pooled = absent_rates(data)
     curve = routing_curve(routed_documents(data, oof[(best["variant"], best["lambda"])], null_ok, args.floor,
                                            args.min_score, args.min_margin))
@@ -249,7 +301,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     log.info("largest target with out-of-fold error among straight-through <= %g: %s", args.max_error, recommended)
     version = args.version or datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     cal = Calibrator(version=version, coef=tuple(float(c) for c in w), iso_x=ix, iso_y=iy, null_ok=null_ok,
-                     default_null_ok=pooled)
+                     default_null_ok=pooled, source=args.source, input=args.input)
     extra = {
         "chosen": {"variant": best["variant"], "lambda": best["lambda"]},
         "cross_validation": cv,
@@ -260,7 +312,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "command": "python -m models.calibration.fit " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:])),
     }
     args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / CALIBRATION_FILE
+    path = args.out / calibration_file(args.source)
     path.write_text(json.dumps(cal.to_json(extra), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     log.info("chose %s (lambda %g); wrote %s", best["variant"], best["lambda"], path)
     return 0

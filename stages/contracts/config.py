@@ -144,10 +144,12 @@ class ReviewConfig(_Strict):
     # (docs/confidence.md); 0 turns either off
     min_extractor_score: float = Field(0.4, ge=0, le=1)
     min_rival_margin: float = Field(0.1, ge=0, le=1)
-    # field confidence = calibrated P(value correct) (models/weights/calibration, fitted by
-    # models/calibration/fit.py); false: the raw extractor score x mean recognition probability (for refitting)
+    # field confidence = calibrated P(value correct) by the calibrator of the source that decided the field
+    # (models/weights/calibration/<source>.json, fitted by models/calibration/fit.py); a source without one, or
+    # false here: the raw extractor score x mean recognition probability, and review reason uncalibrated:<source>
     calibrated: bool = True
-    calibration_dir: Optional[Path] = None  # default: the registry's docpipe_calibration weights
+    # default: extraction.model_dir's calibration/ when that is set, else the registry's docpipe_calibration weights
+    calibration_dir: Optional[Path] = None
     # None: the fields marked required in stages/contracts/fields.py
     required_fields: Optional[tuple[str, ...]] = None
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 from datetime import date
-from typing import Any, Collection, Optional, Sequence
+from typing import Any, Collection, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -21,7 +21,7 @@ from stages.extraction.evidence import FieldEvidence, gather
 from stages.extraction.field_specs import FIELDS
 from stages.extraction.lexicon_reread import lexicon_issues, reread
 from stages.extraction.same_person import same_person
-from stages.extraction.routing import EXTRACTORS_DISAGREE, evidence_reasons, route
+from stages.extraction.routing import EXTRACTORS_DISAGREE, evidence_reasons, route, uncalibrated_reasons
 from stages.postprocess.values import Normalized
 from stages.postprocess.validate import validate_fields
 from stages.recognition.ctc import CharDict, beam_search_topn
@@ -61,21 +61,28 @@ class FieldAssembler:
         confidence_threshold: float,
         required: Sequence[str],
         redecode: bool = True,
-        calibrator: Optional[Calibrator] = None,
+        calibrators: Optional[Mapping[str, Calibrator]] = None,
         max_error_rate: float = 1.0,
         min_score: float = 0.0,
         min_margin: float = 0.0,
         lexicons: bool = True,
+        sources: Sequence[str] = (),
     ):
-        """Without a ``calibrator`` confidence is the raw extractor score x mean recognition probability and
-        absent optional fields carry no risk; ``max_error_rate`` is the document risk target (routing.py).
-        ``lexicons`` re-reads names and addresses against the surname and division lexicons, and the two names
-        of one person (the same ID number) as one name (same_person.py)."""
+        """``calibrators``: decision source -> its calibrator. A field decided by a source without one has the raw
+        extractor score x mean recognition probability as confidence, and its document the review reason
+        ``uncalibrated:<source>``: it never goes straight through. A field not found takes the highest P(really
+        absent | that source found none) among the calibrators of ``sources`` (the extractors that ran; default:
+        every calibrator given): a value really absent is missed by every source, so P(really absent | all of
+        them found none) is at least each of those. With no calibrator among them it is ``uncalibrated:<source>``.
+        ``max_error_rate`` is the document risk target (routing.py). ``lexicons`` re-reads names and addresses
+        against the surname and division lexicons, and the two names of one person (the same ID number) as one
+        name (same_person.py)."""
         self.chars = chars
         self.threshold = confidence_threshold
         self.required = tuple(required)
         self.redecode = redecode
-        self.calibrator = calibrator
+        self.calibrators = dict(calibrators or {})
+        self.sources = tuple(sources) or tuple(self.calibrators)
         self.max_error_rate = max_error_rate
         self.min_score = min_score
         self.min_margin = min_margin
@@ -153,10 +160,17 @@ class FieldAssembler:
             len(issues), d.redecoded_from is not None, c.rivals, c.margin, len(cands), agree,
         )
 
-    def confidence(self, ev: FieldEvidence) -> float:
-        if self.calibrator is None:
-            return ev.score * ev.rec_mean
-        return self.calibrator.confidence(ev)
+    def confidence(self, ev: FieldEvidence) -> tuple[float, Optional[str]]:
+        """The field's confidence and the source whose calibrator gave it (None: uncalibrated, raw score)."""
+        cal = self.calibrators.get(ev.source)
+        if cal is None:
+            return ev.score * ev.rec_mean, None
+        return cal.confidence(ev), ev.source
+
+    def absent_ok(self, key: str) -> Optional[float]:
+        """P(``key`` really absent | no extractor that ran found it), or None when none of them is calibrated."""
+        known = [self.calibrators[s].absent_ok(key) for s in self.sources if s in self.calibrators]
+        return max(known) if known else None
 
     # -- the document -------------------------------------------------------------------------------
     def assemble(
@@ -178,18 +192,27 @@ class FieldAssembler:
         found_evidence: dict[str, FieldEvidence] = {}
         invalid: list[str] = []
         disagree: list[str] = []
+        uncalibrated: list[str] = []  # decision sources of this document without a calibrator
+        calibration: dict[str, Optional[str]] = {}
         for key in FIELDS:
             d = decisions.get(key)
             if d is None or d.normalized.value is None and not d.candidate.text:
                 fields[key] = None
-                absent[key] = self.calibrator.absent_ok(key) if self.calibrator is not None else 1.0
+                ok = self.absent_ok(key)
+                absent[key] = 1.0 if ok is None else ok
+                if ok is None:
+                    uncalibrated += [s for s in self.sources if s not in uncalibrated]
                 continue
             lexical = lexicon_issues(key, d.normalized.value) if self.lexicons else ()
             issues = tuple(dict.fromkeys(d.normalized.issues + cross.get(key, ()) + lexical))
             ev = self.evidence(d, candidates.get(key, ()), issues, lines, today)
             evidence[key] = ev.as_dict()
             found_evidence[key] = ev
-            conf = round(self.confidence(ev), 4)
+            conf, used = self.confidence(ev)
+            conf = round(conf, 4)
+            calibration[key] = used
+            if used is None and ev.source not in uncalibrated:
+                uncalibrated.append(ev.source)
             page = d.candidate.chars[0][0] if d.candidate.chars else 0
             fields[key] = {
                 "value": d.normalized.value,
@@ -210,12 +233,13 @@ class FieldAssembler:
                 redecoded[key] = {"before_text": d.redecoded_from, "before": before, "after": d.normalized.value}
         routing = route(
             found, absent, self.required, invalid, self.max_error_rate, self.threshold,
-            extra_hard=[f"{EXTRACTORS_DISAGREE}:{k}" for k in disagree]
+            extra_hard=uncalibrated_reasons(uncalibrated) + [f"{EXTRACTORS_DISAGREE}:{k}" for k in disagree]
             + evidence_reasons(found_evidence, self.min_score, self.min_margin),
         )
         diagnostics = {
             "redecoded": redecoded,
             "methods": {k: d.candidate.method for k, d in decisions.items() if d is not None},
+            "calibration": calibration,  # field -> the source whose calibrator gave its confidence; None: raw score
             "evidence": evidence,
             "absent_ok": {k: round(v, 6) for k, v in absent.items()},
             "routing": routing.as_dict(),

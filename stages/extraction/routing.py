@@ -17,6 +17,13 @@ LOW_CONFIDENCE = "low_confidence"
 EXTRACTORS_DISAGREE = "extractors_disagree"  # both extractors ran and gave different values (set by the assembler)
 WEAK_EVIDENCE = "weak_evidence"  # only a weak strategy found the value (a bare pattern, a faint unknown label)
 CLOSE_RIVAL = "close_rival"  # another value for the field scored almost as high
+UNCALIBRATED = "uncalibrated"  # a source decided a field (or left one empty) with no calibrator for its outputs
+
+
+def uncalibrated_reasons(sources: Sequence[str]) -> list[str]:
+    """``uncalibrated:<source>`` for each decision source without a calibrator: its confidences are no
+    probabilities, so the document's risk is unknown and it never goes straight through (docs/routing.md)."""
+    return [f"{UNCALIBRATED}:{s}" for s in dict.fromkeys(sources)]
 
 
 class EvidenceLike(Protocol):

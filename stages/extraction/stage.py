@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import date
+from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
 
 import numpy as np
@@ -12,7 +13,7 @@ import numpy as np
 from stages.contracts.config import DocpipeConfig
 from stages.extraction.adapted import REASON_UNCALIBRATED, AdaptedFolder, is_adapted, load_adapted
 from stages.extraction.assemble import Candidate, FieldAssembler
-from stages.extraction.confidence import load_calibrator
+from stages.extraction.confidence import calibration_folder, load_calibrators
 from stages.extraction.field_specs import FIELDS
 from stages.extraction.hybrid import arrange_all, check_policies
 from stages.extraction.label_reread import LabelIndex, reread_labels
@@ -23,6 +24,10 @@ from stages.recognition.ctc import CharDict
 from stages.contracts.types import Page, TextLine
 
 log = logging.getLogger(__name__)
+
+# the decision sources of each extraction method (a field records which of them decided it)
+SOURCES: dict[str, tuple[str, ...]] = {"rules": ("rules",), "model": ("model",), "hybrid": ("rules", "model"),
+                                      "learned": ("learned",)}
 
 
 @dataclass(frozen=True)
@@ -94,19 +99,35 @@ class ExtractionStage:
         if required is None:
             required = tuple(k for k, s in FIELDS.items() if s.required)
         rc = config.review
+        # one calibrator per decision source; a source without one sends its documents to review
+        calibrators = load_calibrators(self._calibration_folder(rc.calibration_dir, ec.model_dir)) if rc.calibrated else {}
         self.scorer = None
         if ec.method == "learned":
             from stages.extraction.learned.scorer import Scorer, load_score_calibrator
 
             self.scorer = Scorer.load(ec.scorer_dir)
-            calibrator = load_score_calibrator(ec.scorer_dir) if rc.calibrated else None
-        else:
-            calibrator = load_calibrator(rc.calibration_dir) if rc.calibrated else None
+            learned = load_score_calibrator(ec.scorer_dir) if rc.calibrated else None
+            if learned is not None:
+                calibrators["learned"] = learned
+        self.sources = SOURCES[ec.method]
+        missing = [s for s in self.sources if s not in calibrators]
+        if missing:
+            log.info("no calibrator for %s: documents they decide go to review", ", ".join(missing))
         self.assembler = FieldAssembler(
-            chars, rc.confidence_threshold, required, redecode=ec.redecode, calibrator=calibrator,
+            chars, rc.confidence_threshold, required, redecode=ec.redecode, calibrators=calibrators,
             max_error_rate=rc.max_document_error_rate if rc.calibrated else 1.0,
             min_score=rc.min_extractor_score, min_margin=rc.min_rival_margin, lexicons=ec.lexicons,
+            sources=self.sources,
         )
+
+    @staticmethod
+    def _calibration_folder(calibration_dir: Optional[Path], model_dir: Optional[Path]) -> Path:
+        """An adapted folder adds label wordings to the shipped models: the shipped calibrators still describe every
+        field it did not decide through a learned wording (those carry ``uncalibrated:adapted``), unless the folder
+        holds its own ``calibration/``. Any other ``model_dir`` replaces the model: its own folder or none."""
+        if calibration_dir is None and is_adapted(model_dir) and not (Path(model_dir) / "calibration").is_dir():
+            model_dir = None
+        return calibration_folder(calibration_dir, model_dir)
 
     def model_candidates(
         self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page], today: date

@@ -96,3 +96,36 @@ def test_readings_of_one_document_in_two_reports_share_a_fold(tmp_path):
     for g in set(data.group.tolist()):
         rows = np.isin(data.doc, np.flatnonzero(data.group == g))
         assert len(set(fold[rows].tolist())) == 1
+
+
+def _model_report(rng: np.random.Generator, n_docs: int = 80) -> list:
+    """A config_check-style list of rows: a rules row (fields right) and a model row whose right values
+    have higher span probabilities than its wrong ones."""
+    rules, model = [], []
+    for d in range(n_docs):
+        rules.append({"document": f"d{d}", "key": "policyholder_name", "confidence": None, "correct": True,
+                      "evidence": _ev(0.75, 0.99).as_dict()})
+        p = float(rng.uniform(0.05, 0.99))
+        ev = FieldEvidence(key="premium", kind="amount", source="model", how="model", score=p, rec_min=0.99,
+                           rec_mean=0.99, n_chars=5, valid=True, n_issues=0, redecoded=False, rivals=0, margin=1.0,
+                           n_sources=1)
+        model.append({"document": f"d{d}", "key": "premium", "confidence": None, "correct": bool(rng.random() < p),
+                      "evidence": ev.as_dict()})
+    return [{"config": "rules", "calibration_samples": rules, "absent_samples": []},
+            {"config": "model", "calibration_samples": model, "absent_samples": []}]
+
+
+def test_a_source_is_fitted_on_its_own_fields_and_a_score_calibrator_maps_its_probability(tmp_path):
+    rep = tmp_path / "rows.json"
+    rep.write_text(json.dumps(_model_report(np.random.default_rng(3))), encoding="utf-8")
+    assert len(load([rep], "model").y) == 80 and len(load([rep]).y) == 160
+    out = tmp_path / "cal"
+    assert main([str(rep), "--source", "model", "--input", "score", "--out", str(out), "--version", "m"]) == 0
+    cal = load_calibrator(out, "model")
+    assert cal.source == "model" and cal.input == "score" and (out / "model.json").is_file()
+    assert not (out / "rules.json").exists()
+    lo, hi = (FieldEvidence.from_dict({**json.loads(rep.read_text())[1]["calibration_samples"][0]["evidence"],
+                                       "score": s}) for s in (0.1, 0.95))
+    assert cal.confidence(hi) > cal.confidence(lo) + 0.3  # it learned that the span probability means something
+    assert main([str(rep), "--source", "learned", "--out", str(out)]) == 2  # no field of that source: nothing written
+    assert not (out / "learned.json").exists()

@@ -1,5 +1,6 @@
-"""Calibrated confidence: the shipped calibrator loads, is monotone in the evidence that should raise it,
-and the runtime's features are exactly the ones the fitting script reads back from the eval report."""
+"""Calibrated confidence: the shipped calibrators load (one per decision source), the rules' is monotone in the
+evidence that should raise it, the runtime's features are exactly the ones the fitting script reads back from
+the eval report, and a field decided by a source without a calibrator never goes straight through."""
 import json
 from dataclasses import replace
 from datetime import date
@@ -9,7 +10,9 @@ import pytest
 
 from stages.contracts.registry import resolve_model
 from stages.extraction.assemble import Candidate, FieldAssembler
-from stages.extraction.confidence import CALIBRATION_FILE, Calibrator, load_calibrator
+from stages.extraction.confidence import (
+    Calibrator, calibration_file, calibration_folder, load_calibrator, load_calibrators,
+)
 from stages.extraction.evidence import FEATURE_VERSION, MONOTONE_UP, FieldEvidence, feature_names, feature_vector
 from stages.recognition.ctc import CharDict
 from stages.contracts.types import TextLine
@@ -38,7 +41,8 @@ def _ev(**kw) -> FieldEvidence:
 def test_shipped_calibrator_loads_and_matches_the_runtime_features(cal):
     from stages.contracts.registry import resolve_weights_dir
 
-    data = json.loads((resolve_weights_dir("docpipe_calibration") / CALIBRATION_FILE).read_text(encoding="utf-8"))
+    data = json.loads((resolve_weights_dir("docpipe_calibration") / calibration_file("rules")).read_text(encoding="utf-8"))
+    assert data["source"] == "rules" and data["input"] == "evidence"
     assert data["feature_version"] == FEATURE_VERSION
     assert tuple(data["features"]) == feature_names()
     assert len(cal.coef) == len(feature_names())
@@ -50,12 +54,12 @@ def test_shipped_calibrator_loads_and_matches_the_runtime_features(cal):
 def test_a_file_fitted_on_other_features_is_refused(cal, tmp_path):
     data = cal.to_json()
     data["feature_version"] = FEATURE_VERSION + 1
-    (tmp_path / CALIBRATION_FILE).write_text(json.dumps(data), encoding="utf-8")
+    (tmp_path / calibration_file("rules")).write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(ValueError, match="refit"):
         load_calibrator(tmp_path)
     data = cal.to_json()
     data["features"] = data["features"][:-1]
-    (tmp_path / CALIBRATION_FILE).write_text(json.dumps(data), encoding="utf-8")
+    (tmp_path / calibration_file("rules")).write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(ValueError):
         load_calibrator(tmp_path)
 
@@ -99,7 +103,7 @@ def test_runtime_features_are_those_the_fit_reads(cal, chars):
     """The assembler's diagnostics carry the evidence; rebuilt from that JSON it gives the same features and the
     same confidence as the field in the output (what models/calibration/fit.py relies on)."""
     lines = [[_line("张三", [0.99, 0.6]), _line("2026年1月2日", [0.9] * 10)]]
-    asm = FieldAssembler(chars, 0.5, (), calibrator=cal, max_error_rate=0.01)
+    asm = FieldAssembler(chars, 0.5, (), calibrators={"rules": cal}, max_error_rate=0.01)
     cands = {
         "policyholder_name": [Candidate("policyholder_name", "张三", ((0, 0, 0), (0, 0, 1)), 0.9, "rules", "label", 1, 0.2)],
         "issue_date": [Candidate("issue_date", "2026年1月2日", tuple((0, 1, i) for i in range(10)), 0.75, "rules", "label")],
@@ -129,7 +133,7 @@ def test_a_missing_field_is_a_review_reason(cal, chars):
     shipped calibrator's P(really absent) for issue_date is below 1 - the risk target) is one too."""
     lines = [[_line("张三", [0.999, 0.999])]]
     name = Candidate("policyholder_name", "张三", ((0, 0, 0), (0, 0, 1)), 0.9, "rules", "label")
-    asm = FieldAssembler(chars, 0.5, ("insured_name",), calibrator=cal, max_error_rate=0.08)
+    asm = FieldAssembler(chars, 0.5, ("insured_name",), calibrators={"rules": cal}, max_error_rate=0.08)
     _, reasons, diag = asm.assemble({"policyholder_name": [name]}, lines, TODAY)
     assert "missing:insured_name" in reasons and "missing:insured_name" in diag["routing"]["hard_reasons"]
     assert cal.absent_ok("issue_date") < 1 - 0.08
@@ -141,7 +145,7 @@ def test_extractor_agreement_is_evidence_and_disagreement_a_reason(cal, chars):
     rules = Candidate("policyholder_name", "张三", ((0, 0, 0), (0, 0, 1)), 0.85, "rules", "label_right")
     same = Candidate("policyholder_name", "张三", ((0, 0, 0), (0, 0, 1)), 0.9, "model")
     other = Candidate("policyholder_name", "李四", ((0, 0, 2), (0, 0, 3)), 0.9, "model")
-    asm = FieldAssembler(chars, 0.5, (), calibrator=cal, max_error_rate=0.08)
+    asm = FieldAssembler(chars, 0.5, (), calibrators={"rules": cal}, max_error_rate=0.08)
     f1, r1, d1 = asm.assemble({"policyholder_name": [rules, same]}, lines, TODAY)
     f2, r2, d2 = asm.assemble({"policyholder_name": [rules, other]}, lines, TODAY)
     assert d1["evidence"]["policyholder_name"]["agree"] is True and "extractors_disagree:policyholder_name" not in r1
@@ -149,3 +153,92 @@ def test_extractor_agreement_is_evidence_and_disagreement_a_reason(cal, chars):
     assert f1["policyholder_name"]["confidence"] >= f2["policyholder_name"]["confidence"]
     rules_only = asm.assemble({"policyholder_name": [rules]}, lines, TODAY)[2]
     assert rules_only["evidence"]["policyholder_name"]["agree"] is None  # one extractor: neutral
+
+
+# -- one calibrator per decision source -------------------------------------------------------------------------
+def _name_doc():
+    lines = [[_line("张三", [0.999, 0.999])]]
+    return lines, lambda method: Candidate("policyholder_name", "张三", ((0, 0, 0), (0, 0, 1)), 0.9, method, "label")
+
+
+def test_a_field_decided_by_an_uncalibrated_source_is_never_straight_through(cal, chars):
+    """The same confident value goes straight through when the rules decided it with their calibrator, and to
+    review with ``uncalibrated:model`` when a source without a calibrator decided it (even at risk target 1)."""
+    lines, cand = _name_doc()
+    sure = Calibrator(version="t", coef=(), source="rules", input="score", null_ok={}, default_null_ok=1.0)
+    asm = FieldAssembler(chars, 0.0, (), calibrators={"rules": sure}, max_error_rate=1.0, sources=("rules", "model"))
+    fields, reasons, diag = asm.assemble({"policyholder_name": [cand("rules")]}, lines, TODAY)
+    assert reasons == [] and diag["calibration"] == {"policyholder_name": "rules"}
+    fields, reasons, diag = asm.assemble({"policyholder_name": [cand("model")]}, lines, TODAY)
+    assert "uncalibrated:model" in reasons and "uncalibrated:model" in diag["routing"]["hard_reasons"]
+    assert diag["calibration"] == {"policyholder_name": None}
+
+
+def test_without_any_calibrator_nothing_goes_straight_through(chars):
+    lines, cand = _name_doc()
+    asm = FieldAssembler(chars, 0.0, (), calibrators={}, max_error_rate=1.0, sources=("rules",))
+    _, reasons, _ = asm.assemble({"policyholder_name": [cand("rules")]}, lines, TODAY)
+    assert reasons == ["uncalibrated:rules"]
+    _, reasons, _ = asm.assemble({}, lines, TODAY)  # nothing found: P(really absent) is unknown too
+    assert reasons == ["uncalibrated:rules"]
+
+
+def test_each_source_is_read_through_its_own_calibrator(chars):
+    lines, cand = _name_doc()
+    low = Calibrator(version="t", coef=(-3.0, 0.0), source="model", input="score")
+    high = Calibrator(version="t", coef=(3.0, 0.0), source="rules", input="score")
+    asm = FieldAssembler(chars, 0.0, (), calibrators={"rules": high, "model": low}, sources=("rules", "model"))
+    f_rules, _, d_rules = asm.assemble({"policyholder_name": [cand("rules")]}, lines, TODAY)
+    f_model, _, d_model = asm.assemble({"policyholder_name": [cand("model")]}, lines, TODAY)
+    assert f_rules["policyholder_name"]["confidence"] == pytest.approx(1 / (1 + np.exp(-3)), abs=1e-4)
+    assert f_model["policyholder_name"]["confidence"] == pytest.approx(1 / (1 + np.exp(3)), abs=1e-4)
+    assert d_rules["calibration"] == {"policyholder_name": "rules"} and d_model["calibration"] == {"policyholder_name": "model"}
+
+
+def test_a_score_calibrator_maps_the_source_probability(tmp_path):
+    platt = Calibrator(version="p", coef=(0.5, 2.0), source="learned", input="score", iso_x=(0.0, 0.5, 1.0),
+                       iso_y=(0.0, 0.2, 0.9))
+    (tmp_path / calibration_file("learned")).write_text(json.dumps(platt.to_json()), encoding="utf-8")
+    back = load_calibrators(tmp_path)["learned"]
+    assert back == platt
+    for s in (0.1, 0.5, 0.9):
+        z = 0.5 + 2.0 * np.log(s / (1 - s))
+        assert back.confidence(_ev(score=s)) == pytest.approx(np.interp(1 / (1 + np.exp(-z)), (0, 0.5, 1), (0, 0.2, 0.9)))
+    confs = [back.confidence(_ev(score=s)) for s in (0.05, 0.3, 0.6, 0.95)]
+    assert confs == sorted(confs)
+    bad = {**platt.to_json(), "coef": [1.0]}
+    (tmp_path / calibration_file("learned")).write_text(json.dumps(bad), encoding="utf-8")
+    with pytest.raises(ValueError, match="two"):
+        load_calibrators(tmp_path)
+
+
+def test_calibrators_are_found_by_source_in_a_folder(cal, tmp_path):
+    assert load_calibrators(tmp_path / "nowhere") == {}
+    (tmp_path / "calibration.json").write_text(json.dumps({k: v for k, v in cal.to_json().items() if k != "source"}),
+                                               encoding="utf-8")
+    assert set(load_calibrators(tmp_path)) == {"rules"}  # a folder of the single-calibrator layout: the rules'
+    (tmp_path / calibration_file("model")).write_text(json.dumps(cal.to_json()), encoding="utf-8")
+    with pytest.raises(ValueError, match="named for 'model'"):  # a rules calibrator filed under another source
+        load_calibrators(tmp_path)
+
+
+def test_an_adapted_model_folder_brings_its_own_calibration(tmp_path):
+    """The shipped calibrators describe the shipped models: with ``extraction.model_dir`` set they are not used,
+    the folder's own ``calibration/`` is (absent: every source uncalibrated)."""
+    shipped = calibration_folder(None, None)
+    assert {"rules", "model"} <= set(load_calibrators(shipped))
+    assert calibration_folder(None, tmp_path) == tmp_path / "calibration"
+    assert load_calibrators(calibration_folder(None, tmp_path)) == {}
+    assert calibration_folder(shipped, tmp_path) == shipped  # review.calibration_dir wins
+
+
+def test_a_field_no_source_found_takes_the_surest_absence(chars):
+    """Really absent values are missed by every source: P(absent | both missed) >= each source's own rate."""
+    lines, cand = _name_doc()
+    rules = Calibrator(version="t", coef=(), source="rules", input="score", null_ok={"issue_date": 0.9})
+    model = Calibrator(version="t", coef=(), source="model", input="score", null_ok={"issue_date": 0.4})
+    both = FieldAssembler(chars, 0.0, (), calibrators={"rules": rules, "model": model}, sources=("rules", "model"))
+    diag = both.assemble({"policyholder_name": [cand("rules")]}, lines, TODAY)[2]
+    assert diag["absent_ok"]["issue_date"] == 0.9
+    alone = FieldAssembler(chars, 0.0, (), calibrators={"rules": rules, "model": model}, sources=("model",))
+    assert alone.assemble({"policyholder_name": [cand("model")]}, lines, TODAY)[2]["absent_ok"]["issue_date"] == 0.4

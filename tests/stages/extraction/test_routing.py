@@ -59,3 +59,11 @@ def test_weak_and_contested_values_are_review_reasons_whatever_the_risk():
     r = route({k: 0.999 for k in evidence}, {}, (), (), 0.5, 0.5, reasons)
     assert r.needs_review and set(r.hard_reasons) == set(reasons)
     assert evidence_reasons(evidence, min_score=0.0, min_margin=0.0) == []  # both off
+
+
+def test_an_uncalibrated_source_forces_review_whatever_the_risk():
+    from stages.extraction.routing import uncalibrated_reasons
+
+    assert uncalibrated_reasons(["model", "rules", "model"]) == ["uncalibrated:model", "uncalibrated:rules"]
+    r = route({"policy_number": 1.0}, {}, (), (), max_error_rate=1.0, extra_hard=uncalibrated_reasons(["model"]))
+    assert r.needs_review and r.hard_reasons == ("uncalibrated:model",) and r.risk == 0.0
