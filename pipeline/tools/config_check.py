@@ -1,8 +1,8 @@
 """Several configs on one dev split with the OCR read once: per config field micro-F1, straight-through documents
 and the wrong ones among them, against the config's ``review.max_document_error_rate`` (docs/routing.md).
 
-    PYTHONPATH=$PWD python -m pipeline.tools.config_check /work/data/dev5 --json dev5_configs.json
-    PYTHONPATH=$PWD python -m pipeline.tools.config_check /work/data/dev5 --withhold-labels 0.25 --withhold-seed 25
+    PYTHONPATH=$PWD python -m pipeline.tools.config_check data/dev5 --json dev5_configs.json
+    PYTHONPATH=$PWD python -m pipeline.tools.config_check data/dev5 --withhold-labels 0.25 --withhold-seed 25
 
 Configs that read the page alike (the same ``predictor``, ``input``, detection, page and recognition settings)
 share one OCR pass; each config's extraction then runs on those lines through the processor's own extract and
@@ -26,6 +26,7 @@ import numpy as np
 
 from stages.contracts.config import DocpipeConfig, load_config, with_overrides
 from stages.contracts.fields import FIELD_KEYS
+from stages.extraction.rules.lexicon import LabelWithholding
 from pipeline.tools.evaluate import field_values, find_documents
 from pipeline.tools.scoring import Scoreboard
 
@@ -48,11 +49,9 @@ def reading_key(config: DocpipeConfig) -> str:
     return hashlib.sha256(json.dumps(reading, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def withheld(config: DocpipeConfig, fraction: float, seed: int) -> DocpipeConfig:
-    """``config`` whose rules forget ``fraction`` of their label wordings per document (a measurement setting)."""
-    if not fraction:
-        return config
-    return with_overrides(config, extraction={"withhold_labels": fraction, "withhold_seed": seed})
+def withheld(fraction: float, seed: int) -> LabelWithholding:
+    """The measurement setting under which the rules forget ``fraction`` of their label wordings per document."""
+    return LabelWithholding(fraction, seed)
 
 
 def _light(state: Any) -> Any:
@@ -99,7 +98,8 @@ class _Remembered:
         return [self.memo[k] for k in keys]
 
 
-def extract_all(processor: Any, config: DocpipeConfig, states: Sequence[Any], memo: Optional[dict] = None) -> list[dict]:
+def extract_all(processor: Any, config: DocpipeConfig, states: Sequence[Any], memo: Optional[dict] = None,
+                withhold: Optional[LabelWithholding] = None) -> list[dict]:
     """Results of ``config``'s extraction on OCR states read by ``processor`` (same reading settings); ``memo``
     keeps the extractor model's page outputs between configs."""
     from stages.extraction.page_roles import RoleAwareFields
@@ -109,7 +109,7 @@ def extract_all(processor: Any, config: DocpipeConfig, states: Sequence[Any], me
     proc = type(processor).__new__(type(processor))
     proc.__dict__.update(processor.__dict__)
     proc.config = config
-    stage = ExtractionStage(config, processor.recognizer.chars)
+    stage = ExtractionStage(config, processor.recognizer.chars, withhold)
     if getattr(stage, "model", None) is not None and memo is not None:
         stage.model = _Remembered(stage.model, memo.setdefault(str(config.extraction.model_dir), {}))
     proc.extractor = RoleAwareFields(stage)
@@ -171,7 +171,7 @@ def check(directory: Path, config_paths: Sequence[Path], withhold: float = 0.0, 
     configs: list[tuple[Path, Optional[DocpipeConfig], str]] = []
     for path in config_paths:
         try:
-            configs.append((path, withheld(load_config(path), withhold, withhold_seed), ""))
+            configs.append((path, load_config(path), ""))
         except Exception as exc:  # noqa: BLE001 - a config that does not load is reported, not fatal
             configs.append((path, None, f"{type(exc).__name__}: {exc}"))
     rows: list[dict[str, Any]] = []
@@ -195,7 +195,7 @@ def check(directory: Path, config_paths: Sequence[Path], withhold: float = 0.0, 
                 processor = DocumentProcessor(reading)
                 readers[key] = (processor, _read_cached(processor, docs, directory, key, cache, limit))
             processor, states = readers[key]
-            results = extract_all(processor, config, states, memo)
+            results = extract_all(processor, config, states, memo, withheld(withhold, withhold_seed))
         except Exception as exc:  # noqa: BLE001 - e.g. optional weights absent: that config is skipped
             log.warning("%s: skipped (%s)", path, exc)
             rows.append({**row, "skipped": f"{type(exc).__name__}: {exc}"})
