@@ -177,3 +177,29 @@ def write_adapted(labels: Path, out: Path, command: Sequence[str], extra: Option
     (out / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     log.info("adapted folder: %d documents, %d skipped, fields %s", len(docs), len(skipped), dict(learned.fields))
     return manifest
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """``python -m models.adapt.folder --labels DIR --out OUT [--command JSON] [--ernie]``: what ``docpipe train``
+    runs as a child process (surfaces never import training code); prints the JSON summary on stdout."""
+    import argparse
+    import sys
+
+    p = argparse.ArgumentParser(prog="python -m models.adapt.folder")
+    p.add_argument("--labels", type=Path, required=True)
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--command", default="[]", help="the user's command, as a JSON list, recorded in the manifest")
+    p.add_argument("--ernie", action="store_true", help="OUT/ernie/ holds an ERNIE-Layout fine-tune")
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    extra = {"learned": ["wordings", "ernie"]} if args.ernie else None
+    manifest = write_adapted(args.labels, args.out, json.loads(args.command), extra)
+    summary = {k: manifest[k] for k in ("learned", "fields", "wordings", "seconds")}
+    summary["documents"] = manifest["labels"]["documents"]
+    summary["skipped_files"] = len(manifest["labels"]["skipped_files"])
+    sys.stdout.write(json.dumps(summary, ensure_ascii=False) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

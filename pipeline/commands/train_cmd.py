@@ -1,7 +1,8 @@
 """``docpipe train --labels DIR --out OUT [--ernie ...]``: adapt the pipeline to corrected results.
 
 By default (seconds, no network training) OUT becomes an adapted folder: ``OUT/adapted.json`` holds the label
-wordings and layout relations learned per field from the corrections (:mod:`models.adapt.folder`); a config with
+wordings and layout relations learned per field from the corrections (``python -m models.adapt.folder``, a child
+process); a config with
 ``extraction.model_dir: OUT`` runs the rules with them (docs/adaptation.md). ``--ernie`` also fine-tunes
 ERNIE-Layout on the same folder into ``OUT/ernie/``.
 
@@ -61,22 +62,28 @@ def run(args: argparse.Namespace) -> int:
     if not args.labels.is_dir():
         sys.stderr.write(f"docpipe train: {args.labels} is not a folder\n")
         return 2
-    from models.adapt.folder import write_adapted
     from stages.extraction.adapted import ERNIE_SUBDIR
 
-    extra = {"learned": ["wordings", "ernie"]} if args.ernie else None
     if args.ernie:
         code = _finetune(args, args.out / ERNIE_SUBDIR)
         if code != 0:
             return code
     command = ["docpipe", "train", "--labels", str(args.labels), "--out", str(args.out)] + (
         ["--ernie", "--steps", str(args.steps)] if args.ernie else [])
-    manifest = write_adapted(args.labels, args.out, command, extra)
-    summary = {k: manifest[k] for k in ("learned", "fields", "wordings", "seconds")}
-    summary["documents"] = manifest["labels"]["documents"]
-    summary["skipped_files"] = len(manifest["labels"]["skipped_files"])
-    sys.stdout.write(json.dumps(summary, ensure_ascii=False) + "\n")
-    return 0
+    # the wording learner is training code (models/adapt): run as a child, like the fine-tune, never imported here
+    cmd = [sys.executable, "-m", "models.adapt.folder", "--labels", str(args.labels.resolve()),
+           "--out", str(args.out.resolve()), "--command", json.dumps(command, ensure_ascii=False)]
+    if args.ernie:
+        cmd.append("--ernie")
+    return int(subprocess.run(cmd, cwd=str(REPO_ROOT), env=_child_env()).returncode)
+
+
+def _child_env(threads: Optional[int] = None) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p)
+    if threads is not None:
+        env["OMP_NUM_THREADS"] = str(threads)
+    return env
 
 
 def _finetune(args: argparse.Namespace, out: Path) -> int:
@@ -98,9 +105,7 @@ def _finetune(args: argparse.Namespace, out: Path) -> int:
         cmd += ["--base", str(args.base.resolve())]
     if args.rehearse is not None:
         cmd += ["--rehearse", str(args.rehearse.resolve()), "--rehearse-share", str(args.rehearse_share)]
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p)
-    env["OMP_NUM_THREADS"] = str(args.threads)
+    env = _child_env(args.threads)
     log.info("fine-tuning with %s", python)
     done = subprocess.run(cmd, cwd=str(REPO_ROOT), env=env)
     return int(done.returncode)

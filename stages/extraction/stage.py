@@ -18,6 +18,7 @@ from stages.extraction.field_specs import FIELDS
 from stages.extraction.hybrid import arrange_all, check_policies
 from stages.extraction.label_reread import LabelIndex, reread_labels
 from stages.extraction.rules import RuleMatch, extract_rules
+from stages.extraction.rules.records import RuleLine
 from stages.extraction.rules.labels import LEARNED_PREFIX
 from stages.extraction.rules.lexicon import FULL_LEXICON, LabelWithholding, Lexicon, extend_lexicon, withheld_lexicon
 from stages.recognition.ctc import CharDict
@@ -28,15 +29,6 @@ log = logging.getLogger(__name__)
 # the decision sources of each extraction method (a field records which of them decided it)
 SOURCES: dict[str, tuple[str, ...]] = {"rules": ("rules",), "model": ("model",), "hybrid": ("rules", "model"),
                                       "learned": ("learned",)}
-
-
-@dataclass(frozen=True)
-class _RuleLine:
-    text: str
-    polygon: Any
-    page: int
-    char_u: tuple[float, ...] = ()  # character positions along the line (rules: wide blanks inside a box)
-    vertical: bool = False
 
 
 def locate(text: str, line_texts: Sequence[str]) -> Optional[list[tuple[int, int]]]:
@@ -157,7 +149,7 @@ class ExtractionStage:
         if self.label_reread:
             index = LabelIndex(lexicon) if fraction else self.full_labels
             texts = [reread_labels(ln, index, self.chars) for _, _, ln in flat]
-        rule_lines = [_RuleLine(text, np.asarray(ln.polygon), pi, ln.char_u, ln.vertical)
+        rule_lines = [RuleLine(text, np.asarray(ln.polygon), pi, ln.char_u, ln.vertical)
                       for text, (pi, _, ln) in zip(texts, flat)]
         out = {}
         for key, m in extract_rules(rule_lines, today, lexicon).items():

@@ -6,10 +6,13 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Iterable, Optional, Sequence
 
+import numpy as np
+
 from stages.contracts.types import TextLine
 from stages.extraction.field_specs import FIELDS, normalize_field
 from stages.extraction.rules.extract import all_rule_candidates
 from stages.extraction.rules.lexicon import Lexicon
+from stages.extraction.rules.records import RuleLine
 
 CharRef = tuple[int, int, int]  # (page, line index on the page, character index in the line's text)
 
@@ -87,11 +90,7 @@ def span_candidate(doc: DocLines, key: str, page: int, li: int, start: int, end:
 def rule_candidates(doc: DocLines, rule_texts: Sequence[str], today: date, lexicon: Lexicon) -> list[Candidate]:
     """Every candidate the rule strategies consider (:func:`~stages.extraction.rules.extract.all_rule_candidates`)
     over ``rule_texts`` (the lines' texts as the rules read them), located in the OCR lines."""
-    from stages.extraction.stage import _RuleLine  # the rules' line record (page, polygon, character positions)
-
-    import numpy as np
-
-    rule_lines = [_RuleLine(text, np.asarray(ln.polygon), pi, ln.char_u, ln.vertical)
+    rule_lines = [RuleLine(text, np.asarray(ln.polygon), pi, ln.char_u, ln.vertical)
                   for text, (pi, _, ln) in zip(rule_texts, doc.flat)]
     out = []
     for rc in all_rule_candidates(rule_lines, today, lexicon):

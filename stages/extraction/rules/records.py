@@ -30,6 +30,18 @@ class OcrLine:
     page: int = 0
 
 
+@dataclass(frozen=True)
+class RuleLine:
+    """A recognized line as the extraction stage hands it to the rules: its text (labels maybe re-read), polygon,
+    page, and the character positions along it (wide blanks inside a box)."""
+
+    text: str
+    polygon: Any
+    page: int
+    char_u: tuple[float, ...] = ()
+    vertical: bool = False
+
+
 def lines_from_records(records: Iterable[Mapping[str, Any]], page: Optional[int] = None) -> list[OcrLine]:
     """Dicts with ``text``, ``polygon`` and optionally ``page`` -> :class:`OcrLine` (``page`` overrides)."""
     out = []
