@@ -100,11 +100,6 @@ def wide_blanks(line: OcrLineLike) -> frozenset[int]:
                      >= WIDE_GAP * height)
 
 
-def wide_blank_before(line: LineBox, comp_pos: int) -> bool:
-    """Whether a wide blank (:func:`wide_blanks`) precedes the compact character ``comp_pos``."""
-    return line.norm_to_raw[line.comp_to_norm[comp_pos]] in line.wide_before
-
-
 _GAP_RE = re.compile(r"\s{2,}")
 
 

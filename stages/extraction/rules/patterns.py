@@ -14,7 +14,7 @@ from stages.extraction.rules.candidates import (
 )
 from stages.extraction.rules.document import PreparedDocument
 from stages.extraction.rules.lexicon import DISTRACTOR_WORDS, ROLE_FIELDS, LabelDef
-from stages.extraction.rules.lines import LineBox, comp_pos, raw_text, wide_blank_before
+from stages.extraction.rules.lines import comp_pos, raw_text
 from stages.extraction.rules.occurrences import LabelHit
 from stages.extraction.rules.roles import resolve_role
 from stages.postprocess.values import date_spans
@@ -74,19 +74,6 @@ def pattern_candidates(doc: PreparedDocument) -> list[RuleCandidate]:
     return out
 
 
-_PRODUCT_HEAD_MAX = 5  # a label the detector left in the product's box (保险计划 + a blank + the product)
-
-
-def _product_start(line: LineBox) -> int:
-    """Where the product name starts in a line that is nothing but one: after a short head (at most
-    :data:`_PRODUCT_HEAD_MAX` characters) set off by a wide blank when the rest is a product name by itself."""
-    comp = line.comp
-    for k in range(1, min(_PRODUCT_HEAD_MAX, len(comp) - 5) + 1):
-        if wide_blank_before(line, k) and _PRODUCT_PATTERN.match(comp[k:]):
-            return k
-    return 0
-
-
 def _company_and_product(doc: PreparedDocument) -> list[RuleCandidate]:
     """Company names (the insurer, earlier lines first) and lines that are nothing but a product name."""
     out: list[RuleCandidate] = []
@@ -102,7 +89,7 @@ def _company_and_product(doc: PreparedDocument) -> list[RuleCandidate]:
                 out.append(c)
         if (_PRODUCT_PATTERN.match(comp) and len(comp) >= 5 and not comp.endswith("财险")
                 and not any(w in comp for w in ("公司", "保险单", "保单", "条款", "须知", "声明", "投保单", "合同"))):
-            c = span_candidate(doc, "product_name", li, _product_start(doc.lines[li]), len(comp), "pattern",
+            c = span_candidate(doc, "product_name", li, 0, len(comp), "pattern",
                                SCORE_PATTERN * 0.8)
             if c is not None:
                 out.append(c)

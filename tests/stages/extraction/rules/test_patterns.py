@@ -53,14 +53,6 @@ def _positioned(text: str, blank_after: int | None) -> "object":
     return _Line(text, poly, 0, tuple(c / width for c in centres))
 
 
-def test_a_label_left_in_the_product_box_is_cut_at_its_blank() -> None:
-    head = rows(("保险单号码：P2026000123456",), y0=40)
-    got = values(head + [_positioned("保险计划远航财险守护意外伤害保险", 3)])
-    assert got["product_name"] == "远航财险守护意外伤害保险"
-    got = values(head + [_positioned("保险计划远航财险守护意外伤害保险", None)])  # no blank: read as printed
-    assert got["product_name"] == "保险计划远航财险守护意外伤害保险"
-
-
 def test_wide_blanks_are_found_from_character_positions() -> None:
     from stages.extraction.rules.lines import wide_blanks
 
