@@ -101,6 +101,13 @@ class DocumentProcessor:
         fails."""
         t_start = time.perf_counter()
         names = list(names) if names is not None else [source_name(s, i) for i, s in enumerate(sources)]
+        docs = self.read(sources, names)
+        self.extract(docs)
+        share = _ms(t_start) / max(len(docs), 1)
+        return [self.assemble(doc, share) for doc in docs]
+
+    def read(self, sources: Sequence[Source], names: Sequence[str]) -> list[DocumentState]:
+        """Open, decode, detect and recognize the documents, page group by page group (no extraction)."""
         docs = self.open(sources, names)
         try:
             for group in self._page_groups(docs):
@@ -110,9 +117,7 @@ class DocumentProcessor:
                 if doc.stream is not None:
                     doc.stream.close()
                     doc.stream = None
-        self.extract(docs)
-        share = _ms(t_start) / max(len(docs), 1)
-        return [self.assemble(doc, share) for doc in docs]
+        return docs
 
     # -- the stages, in flow order ---------------------------------------------------------------------
     def open(self, sources: Sequence[Source], names: Sequence[str]) -> list[DocumentState]:

@@ -61,23 +61,17 @@ def _light(state: Any) -> Any:
 
 
 def _heavy(light: Any, shapes: Sequence[tuple]) -> Any:
-    pages = [dataclasses.replace(p, image=np.zeros(s, np.uint8)) for p, s in zip(light.pages, shapes)]
+    blank = np.zeros((1, 1, 3), np.uint8)
+    pages = [dataclasses.replace(p, image=np.broadcast_to(blank, s)) for p, s in zip(light.pages, shapes)]
     return dataclasses.replace(light, pages=pages)
 
 
 def read_documents(processor: Any, docs: Sequence[tuple[Path, dict]], batch: int = 4) -> list[Any]:
     """The OCR state of every document (decode, detect, recognize), pixels dropped."""
-    from pipeline.core.processor import _StageFailure
-
     out = []
     for i in range(0, len(docs), batch):
         part = docs[i:i + batch]
-        states = processor.decode([str(p) for p, _ in part], [p.name for p, _ in part])
-        try:
-            processor.read_text(states)
-        except _StageFailure as failure:  # one document broke a stage for the batch: read them one by one
-            states = processor._read_text_one_by_one([str(p) for p, _ in part], [p.name for p, _ in part], failure)
-        out += [_light(s) for s in states]
+        out += [_light(s) for s in processor.read([str(p) for p, _ in part], [p.name for p, _ in part])]
         log.info("read %d/%d documents", len(out), len(docs))
     return out
 
