@@ -43,8 +43,18 @@ def monotone(y: Sequence[float], w: Sequence[float]) -> list[float]:
     return [m for m, _, n in blocks for _ in range(int(n))]
 
 
+def _absent_share(samples: Sequence[dict[str, Any]], key: str) -> float:
+    empty = [s for s in samples if s["field"] == key and not s["found"]]
+    return round((sum(s["truth_absent"] for s in empty) + 1) / (len(empty) + 2), 6)
+
+
 def fit_calibration(samples: Sequence[dict[str, Any]], version: str) -> ScoreCalibrator:
-    found = [s for s in samples if s["found"] and s["score"] is not None]
+    """Samples that record the rules' own decision (``rules_agree``, ``rules_found``) fit the map of P on the
+    fields whose value the rules do not share (where P alone makes the confidence,
+    ``stages/extraction/learned/confidence.py``), ``null_ok`` on the fields both left empty and
+    ``null_ok_against_rules`` on those the rules found a value for."""
+    paired = bool(samples) and all("rules_agree" in s for s in samples)
+    found = [s for s in samples if s["found"] and s["score"] is not None and not (paired and s["rules_agree"])]
     x = np.array([float(s["score"]) for s in found])
     y = np.array([float(s["correct"]) for s in found])
     # bins of P with add-one smoothing (so that a bin without errors does not claim certainty), then an isotonic
@@ -55,11 +65,12 @@ def fit_calibration(samples: Sequence[dict[str, Any]], version: str) -> ScoreCal
     bx = np.array([x[b].mean() for b in bins])
     by = np.array([(y[b].sum() + 1.0) / (len(b) + 2.0) for b in bins])
     xs, ys = [round(float(v), 6) for v in bx], [round(v, 6) for v in monotone(by, [len(b) for b in bins])]
-    null_ok = {}
-    for k in FIELD_KEYS:
-        empty = [s for s in samples if s["field"] == k and not s["found"]]
-        null_ok[k] = round((sum(s["truth_absent"] for s in empty) + 1) / (len(empty) + 2), 6)
-    return ScoreCalibrator(tuple(xs), tuple(ys), null_ok, 0.5, version)
+    if not paired:
+        return ScoreCalibrator(tuple(xs), tuple(ys), {k: _absent_share(samples, k) for k in FIELD_KEYS}, 0.5, version)
+    both = [s for s in samples if not s["rules_found"]]
+    against = [s for s in samples if s["rules_found"]]
+    return ScoreCalibrator(tuple(xs), tuple(ys), {k: _absent_share(both, k) for k in FIELD_KEYS}, 0.5, version,
+                           {k: _absent_share(against, k) for k in FIELD_KEYS})
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

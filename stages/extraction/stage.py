@@ -2,6 +2,7 @@
 -> :class:`~stages.extraction.assemble.FieldAssembler` -> ``fields``, review reasons, diagnostics."""
 from __future__ import annotations
 
+import copy
 import logging
 from dataclasses import dataclass
 from datetime import date
@@ -93,6 +94,14 @@ class ExtractionStage:
 
             self.scorer = Scorer.load(ec.scorer_dir)
             calibrator = load_score_calibrator(ec.scorer_dir) if rc.calibrated else None
+            # the rules' own decision, with the rules' calibrator: its confidence of a value it shares with the
+            # learned decision is evidence about that value (stages/extraction/learned/confidence.py)
+            self.rules_assembler = FieldAssembler(
+                chars, rc.confidence_threshold, required, redecode=ec.redecode,
+                calibrator=load_calibrator(rc.calibration_dir) if rc.calibrated else None,
+                max_error_rate=rc.max_document_error_rate if rc.calibrated else 1.0,
+                min_score=rc.min_extractor_score, min_margin=rc.min_rival_margin, lexicons=ec.lexicons,
+            )
         else:
             calibrator = load_calibrator(rc.calibration_dir) if rc.calibrated else None
         self.assembler = FieldAssembler(
@@ -141,7 +150,7 @@ class ExtractionStage:
         """The learned decision's candidates and features of one document (stages/extraction/learned)."""
         from stages.extraction.learned.extract import document_candidates, document_lexicon
 
-        lexicon = document_lexicon(lines, *self.withhold)
+        lexicon = document_lexicon(lines, self.withhold.fraction, self.withhold.seed)
         return document_candidates(lines, [(p.width, p.height) for p in pages], today, lexicon,
                                    self.chars if self.label_reread else None)
 
@@ -152,11 +161,30 @@ class ExtractionStage:
         assert self.scorer is not None
         return decide(self.learned_document(lines, pages, today), self.scorer)
 
+    def learned_fields(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page], today: date) -> DocumentFields:
+        """The learned decision's fields; where the rules' own decision outputs the same value (or also leaves
+        a field empty), its calibrated confidence (or P(absent)) holds for that field as well."""
+        from stages.extraction.learned.confidence import AgreementCalibrator, RulesView, agreement
+
+        cands = self.learned_candidates(lines, pages, today)
+        fields, reasons, diagnostics = self.assembler.assemble(cands, lines, today, flag_disagreement=())
+        if self.assembler.calibrator is None:
+            return DocumentFields(fields, reasons, diagnostics)
+        rules_cands, _ = arrange_all({}, self.prefer, {}, self.rules_candidates(lines, today), today)
+        rules = RulesView.from_assembled(*self.rules_assembler.assemble(rules_cands, lines, today))
+        agree, both_absent = agreement(fields, rules)
+        alone = [k for k, f in fields.items() if f is None and k not in both_absent]
+        if agree or both_absent or alone:
+            assembler = copy.copy(self.assembler)  # the same decisions, confidence from both calibrators
+            assembler.calibrator = AgreementCalibrator(self.assembler.calibrator, agree, both_absent, alone)
+            fields, reasons, diagnostics = assembler.assemble(cands, lines, today, flag_disagreement=())
+        diagnostics["rules"] = {"agree": sorted(agree), "found": sorted(rules.values)}
+        return DocumentFields(fields, reasons, diagnostics)
+
     def __call__(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page]) -> DocumentFields:
         today = date.today()
         if self.scorer is not None:
-            cands = self.learned_candidates(lines, pages, today)
-            return DocumentFields(*self.assembler.assemble(cands, lines, today, flag_disagreement=()))
+            return self.learned_fields(lines, pages, today)
         model = self.model_candidates(lines, pages, today) if self.model is not None else {}
         rules = self.rules_candidates(lines, today) if self.method in ("rules", "hybrid") else {}
         cands, disagree = arrange_all(self.policy, self.prefer, model, rules, today)
