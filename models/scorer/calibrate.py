@@ -2,8 +2,8 @@
 P(value correct), and per field P(really absent | left empty), on DEV outputs written by
 ``python -m models.scorer.evaluate --json`` (its per-field samples of the configurations named).
 
-    PYTHONPATH=$PWD python -m models.scorer.calibrate /work/data/learned/devcal.json --label devcal/learned \\
-        --out models/weights/scorer/calibration.json
+    PYTHONPATH=$PWD python -m models.scorer.calibrate cal_devcal.json cal_dev71.json --label devcal/learned \\
+        --label dev71/learned --out models/weights/scorer/calibration.json
 
 The file (format ``docpipe-score-calibration``) is read by :func:`stages.extraction.learned.scorer.
 load_score_calibrator`: ``isotonic.x``/``isotonic.y`` are the breakpoints of a monotone piecewise-linear map of P (bins of P, each
@@ -75,17 +75,19 @@ def fit_calibration(samples: Sequence[dict[str, Any]], version: str) -> ScoreCal
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("report", type=Path, help="JSON written by models.scorer.evaluate --json")
+    ap.add_argument("report", type=Path, nargs="+", help="JSON(s) written by models.scorer.evaluate --json")
     ap.add_argument("--label", action="append", required=True, help="result label(s) whose samples to fit on")
     ap.add_argument("--out", type=Path, default=Path("models/weights/scorer/calibration.json"))
     ap.add_argument("--version", default="learned-1")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    rep = json.loads(args.report.read_text(encoding="utf-8"))
-    samples = [s for label in args.label for s in rep["samples"][label]]
+    pooled: dict[str, list] = {}
+    for path in args.report:
+        pooled.update(json.loads(path.read_text(encoding="utf-8"))["samples"])
+    samples = [s for label in args.label for s in pooled[label]]
     cal = fit_calibration(samples, args.version)
     found = sum(1 for s in samples if s["found"])
-    extra = {"fitted_on": {"report": args.report.name, "labels": args.label, "fields_found": found,
+    extra = {"fitted_on": {"reports": [p.name for p in args.report], "labels": args.label, "fields_found": found,
                            "fields": len(samples)},
              "command": "PYTHONPATH=$PWD python -m models.scorer.calibrate " + " ".join(argv or sys.argv[1:])}
     args.out.write_text(json.dumps(cal.to_json(extra), ensure_ascii=False, indent=1), encoding="utf-8")

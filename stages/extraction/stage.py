@@ -162,8 +162,8 @@ class ExtractionStage:
         return decide(self.learned_document(lines, pages, today), self.scorer)
 
     def learned_fields(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page], today: date) -> DocumentFields:
-        """The learned decision's fields; where the rules' own decision outputs the same value (or also leaves
-        a field empty), its calibrated confidence (or P(absent)) holds for that field as well."""
+        """The learned decision's fields; where the rules' own decision outputs the same value, its calibrated
+        confidence holds for that field as well (stages/extraction/learned/confidence.py)."""
         from stages.extraction.learned.confidence import AgreementCalibrator, RulesView, agreement
 
         cands = self.learned_candidates(lines, pages, today)
@@ -172,12 +172,10 @@ class ExtractionStage:
             return DocumentFields(fields, reasons, diagnostics)
         rules_cands, _ = arrange_all({}, self.prefer, {}, self.rules_candidates(lines, today), today)
         rules = RulesView.from_assembled(*self.rules_assembler.assemble(rules_cands, lines, today))
-        agree, both_absent = agreement(fields, rules)
-        alone = [k for k, f in fields.items() if f is None and k not in both_absent]
-        if agree or both_absent or alone:
-            assembler = copy.copy(self.assembler)  # the same decisions, confidence from both calibrators
-            assembler.calibrator = AgreementCalibrator(self.assembler.calibrator, agree, both_absent, alone)
-            fields, reasons, diagnostics = assembler.assemble(cands, lines, today, flag_disagreement=())
+        agree, rules_found = agreement(fields, rules)
+        assembler = copy.copy(self.assembler)  # the same decisions, confidence from both calibrators
+        assembler.calibrator = AgreementCalibrator(self.assembler.calibrator, agree, rules_found)
+        fields, reasons, diagnostics = assembler.assemble(cands, lines, today, flag_disagreement=())
         diagnostics["rules"] = {"agree": sorted(agree), "found": sorted(rules.values)}
         return DocumentFields(fields, reasons, diagnostics)
 

@@ -2,8 +2,8 @@
 the same lines, output the same value for the field, the rules' calibrated confidence of that value
 (``stages/extraction/confidence.py``, fitted on rules evidence) holds for it too, and the field's confidence is the
 larger of it and the scorer's calibrated P; where the rules output another value or none, the scorer's calibrated P
-alone. A field both leave empty takes the larger of the two calibrators' P(really absent); one the learned decision
-leaves empty though the rules found a value, the learned calibration's P(absent | the rules found one)."""
+alone. P(really absent) of a field the learned decision leaves empty is the learned calibration's, fitted apart
+for fields the rules also left empty (``null_ok``) and fields the rules found a value for (``null_ok_against_rules``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -21,15 +21,14 @@ class FieldCalibrator(Protocol):
 
 @dataclass(frozen=True)
 class RulesView:
-    """What the rules' own decision says about one document: per field its output value and calibrated confidence
-    (``None`` where the rules' routing doubts it), and P(really absent) for the fields the rules left empty."""
+    """What the rules' own decision says about one document: per field found its output value and calibrated
+    confidence (``None`` where the rules' routing doubts it)."""
 
     values: Mapping[str, Any] = field(default_factory=dict)
     confidence: Mapping[str, Optional[float]] = field(default_factory=dict)
-    absent_ok: Mapping[str, float] = field(default_factory=dict)
 
     @classmethod
-    def from_assembled(cls, fields: Mapping[str, Any], reasons: list[str], diagnostics: Mapping[str, Any]
+    def from_assembled(cls, fields: Mapping[str, Any], reasons: list[str], diagnostics: Optional[Mapping[str, Any]] = None
                        ) -> "RulesView":
         """From the rules' ``FieldAssembler.assemble`` output of the document."""
         doubted = {r.split(":", 1)[1] for r in reasons if ":" in r and r.split(":", 1)[0] in _RULES_DOUBT}
@@ -39,42 +38,39 @@ class RulesView:
                 continue
             values[key] = f.get("value")
             conf[key] = None if key in doubted or not f.get("valid", False) else float(f["confidence"])
-        absent = {k: float(v) for k, v in (diagnostics.get("absent_ok") or {}).items()}
-        return cls(values, conf, absent)
+        return cls(values, conf)
 
 
 @dataclass(frozen=True)
 class AgreementCalibrator:
     """The learned decision's calibrator for one document: ``agree[key]`` is the rules' confidence of a field whose
-    learned value they share; ``both_absent[key]`` the rules' P(absent) of a field both decisions left empty."""
+    learned value they share; ``rules_found`` the fields the learned decision left empty and the rules did not."""
 
-    learned: Optional[FieldCalibrator]
+    learned: FieldCalibrator
     agree: Mapping[str, float] = field(default_factory=dict)
-    both_absent: Mapping[str, float] = field(default_factory=dict)
-    rules_found: Collection[str] = ()  # fields the learned decision left empty and the rules did not
+    rules_found: Collection[str] = ()
 
     def confidence(self, ev: Any) -> float:
-        own = self.learned.confidence(ev) if self.learned is not None else float(ev.score) * float(ev.rec_mean)
-        return max(own, self.agree.get(ev.key, 0.0))
+        return max(self.learned.confidence(ev), self.agree.get(ev.key, 0.0))
 
     def absent_ok(self, key: str) -> float:
-        if self.learned is None:
-            return max(1.0, self.both_absent.get(key, 0.0))
+        """P(really absent) as the learned calibration estimates it where the rules also found nothing (fitted on
+        exactly those fields) or where they found a value (``absent_ok_against_rules``, when the file has it)."""
         if key in self.rules_found and hasattr(self.learned, "absent_ok_against_rules"):
             return self.learned.absent_ok_against_rules(key)
-        return max(self.learned.absent_ok(key), self.both_absent.get(key, 0.0))
+        return self.learned.absent_ok(key)
 
 
-def agreement(learned_fields: Mapping[str, Any], rules: RulesView) -> tuple[dict[str, float], dict[str, float]]:
-    """(fields whose learned value the rules output too, with the rules' confidence; fields both left empty, with
-    the rules' P(absent)). A value the rules' routing doubts lends no confidence."""
-    agree, both_absent = {}, {}
+def agreement(learned_fields: Mapping[str, Any], rules: RulesView) -> tuple[dict[str, float], list[str]]:
+    """(fields whose learned value the rules output too, with the rules' confidence; fields the learned decision
+    left empty that the rules found a value for). A value the rules' routing doubts lends no confidence."""
+    agree, rules_found = {}, []
     for key, f in learned_fields.items():
         if f is None:
-            if key in rules.absent_ok:
-                both_absent[key] = rules.absent_ok[key]
+            if rules.values.get(key) is not None:
+                rules_found.append(key)
             continue
         c = rules.confidence.get(key)
         if c is not None and f.get("value") is not None and rules.values.get(key) == f.get("value"):
             agree[key] = c
-    return agree, both_absent
+    return agree, rules_found

@@ -1,5 +1,5 @@
 """A learned value the rules' own decision shares takes the rules' calibrated confidence too; one they disagree
-with, or doubt, keeps the scorer's calibrated P; a field both leave empty takes the larger P(absent)."""
+with, or doubt, keeps the scorer's calibrated P; P(absent) of an empty field depends on whether the rules found it."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -26,17 +26,16 @@ LEARNED = ScoreCalibrator((0.5, 1.0), (0.5, 0.9), {"premium": 0.3}, 0.5, "t", {"
 
 def _rules(value: str, conf: float, reasons: tuple = ()) -> RulesView:
     fields = {"premium": {"value": value, "confidence": conf, "valid": True}, "beneficiary_name": None}
-    return RulesView.from_assembled(fields, list(reasons), {"absent_ok": {"beneficiary_name": 0.95}})
+    return RulesView.from_assembled(fields, list(reasons))
 
 
 def test_agreeing_value_takes_the_rules_confidence() -> None:
     learned = {"premium": {"value": "100.00"}, "beneficiary_name": None}
-    agree, both = agreement(learned, _rules("100.00", 0.999))
-    assert agree == {"premium": 0.999} and both == {"beneficiary_name": 0.95}
-    cal = AgreementCalibrator(LEARNED, agree, both)
+    agree, rules_found = agreement(learned, _rules("100.00", 0.999))
+    assert agree == {"premium": 0.999} and rules_found == []
+    cal = AgreementCalibrator(LEARNED, agree, rules_found)
     assert cal.confidence(_Ev("premium", 0.75)) == 0.999
     assert cal.confidence(_Ev("premium", 0.75)) > LEARNED.confidence(_Ev("premium", 0.75))
-    assert cal.absent_ok("beneficiary_name") == 0.95  # the rules' P(absent) is larger than the learned 0.5
 
 
 def test_disagreeing_or_doubted_value_keeps_the_learned_confidence() -> None:
@@ -49,9 +48,10 @@ def test_disagreeing_or_doubted_value_keeps_the_learned_confidence() -> None:
 
 
 def test_empty_field_the_rules_found_uses_the_against_rules_rate() -> None:
-    cal = AgreementCalibrator(LEARNED, {}, {}, ("premium",))
-    assert cal.absent_ok("premium") == 0.1
-    assert AgreementCalibrator(LEARNED, {}, {}).absent_ok("premium") == 0.3
+    _, rules_found = agreement({"premium": None}, _rules("100.00", 0.999))
+    assert rules_found == ["premium"]
+    assert AgreementCalibrator(LEARNED, {}, rules_found).absent_ok("premium") == 0.1
+    assert AgreementCalibrator(LEARNED, {}, ()).absent_ok("premium") == 0.3  # both left it empty
 
 
 @pytest.fixture(scope="module")
