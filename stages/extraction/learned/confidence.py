@@ -67,7 +67,7 @@ def agreement(learned_fields: Mapping[str, Any], rules: RulesView) -> tuple[dict
     agree, rules_found = {}, []
     for key, f in learned_fields.items():
         if f is None:
-            if rules.values.get(key) is not None:
+            if key in rules.values:  # the rules output the field (a value, or text that did not normalize)
                 rules_found.append(key)
             continue
         c = rules.confidence.get(key)
