@@ -2,8 +2,8 @@
 P(value correct), and per field P(really absent | left empty), on DEV outputs written by
 ``python -m models.scorer.evaluate --json`` (its per-field samples of the configurations named).
 
-    PYTHONPATH=$PWD python -m models.scorer.calibrate /work/data/learned/devcal.json --label devcal/learned \\
-        --out models/weights/scorer/calibration.json
+    PYTHONPATH=$PWD python -m models.scorer.calibrate cal_devcal.json cal_dev71.json --label devcal/learned \\
+        --label dev71/learned --out models/weights/scorer/calibration.json
 
 The file (format ``docpipe-score-calibration``) is read by :func:`stages.extraction.learned.scorer.
 load_score_calibrator`: ``isotonic.x``/``isotonic.y`` are the breakpoints of a monotone piecewise-linear map of P (bins of P, each
@@ -43,8 +43,18 @@ def monotone(y: Sequence[float], w: Sequence[float]) -> list[float]:
     return [m for m, _, n in blocks for _ in range(int(n))]
 
 
+def _absent_share(samples: Sequence[dict[str, Any]], key: str) -> float:
+    empty = [s for s in samples if s["field"] == key and not s["found"]]
+    return round((sum(s["truth_absent"] for s in empty) + 1) / (len(empty) + 2), 6)
+
+
 def fit_calibration(samples: Sequence[dict[str, Any]], version: str) -> ScoreCalibrator:
-    found = [s for s in samples if s["found"] and s["score"] is not None]
+    """Samples that record the rules' own decision (``rules_agree``, ``rules_found``) fit the map of P on the
+    fields whose value the rules do not share (where P alone makes the confidence,
+    ``stages/extraction/learned/confidence.py``), ``null_ok`` on the fields both left empty and
+    ``null_ok_against_rules`` on those the rules found a value for."""
+    paired = bool(samples) and all("rules_agree" in s for s in samples)
+    found = [s for s in samples if s["found"] and s["score"] is not None and not (paired and s["rules_agree"])]
     x = np.array([float(s["score"]) for s in found])
     y = np.array([float(s["correct"]) for s in found])
     # bins of P with add-one smoothing (so that a bin without errors does not claim certainty), then an isotonic
@@ -55,26 +65,29 @@ def fit_calibration(samples: Sequence[dict[str, Any]], version: str) -> ScoreCal
     bx = np.array([x[b].mean() for b in bins])
     by = np.array([(y[b].sum() + 1.0) / (len(b) + 2.0) for b in bins])
     xs, ys = [round(float(v), 6) for v in bx], [round(v, 6) for v in monotone(by, [len(b) for b in bins])]
-    null_ok = {}
-    for k in FIELD_KEYS:
-        empty = [s for s in samples if s["field"] == k and not s["found"]]
-        null_ok[k] = round((sum(s["truth_absent"] for s in empty) + 1) / (len(empty) + 2), 6)
-    return ScoreCalibrator(tuple(xs), tuple(ys), null_ok, 0.5, version)
+    if not paired:
+        return ScoreCalibrator(tuple(xs), tuple(ys), {k: _absent_share(samples, k) for k in FIELD_KEYS}, 0.5, version)
+    both = [s for s in samples if not s["rules_found"]]
+    against = [s for s in samples if s["rules_found"]]
+    return ScoreCalibrator(tuple(xs), tuple(ys), {k: _absent_share(both, k) for k in FIELD_KEYS}, 0.5, version,
+                           {k: _absent_share(against, k) for k in FIELD_KEYS})
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("report", type=Path, help="JSON written by models.scorer.evaluate --json")
+    ap.add_argument("report", type=Path, nargs="+", help="JSON(s) written by models.scorer.evaluate --json")
     ap.add_argument("--label", action="append", required=True, help="result label(s) whose samples to fit on")
     ap.add_argument("--out", type=Path, default=Path("models/weights/scorer/calibration.json"))
     ap.add_argument("--version", default="learned-1")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    rep = json.loads(args.report.read_text(encoding="utf-8"))
-    samples = [s for label in args.label for s in rep["samples"][label]]
+    pooled: dict[str, list] = {}
+    for path in args.report:
+        pooled.update(json.loads(path.read_text(encoding="utf-8"))["samples"])
+    samples = [s for label in args.label for s in pooled[label]]
     cal = fit_calibration(samples, args.version)
     found = sum(1 for s in samples if s["found"])
-    extra = {"fitted_on": {"report": args.report.name, "labels": args.label, "fields_found": found,
+    extra = {"fitted_on": {"reports": [p.name for p in args.report], "labels": args.label, "fields_found": found,
                            "fields": len(samples)},
              "command": "PYTHONPATH=$PWD python -m models.scorer.calibrate " + " ".join(argv or sys.argv[1:])}
     args.out.write_text(json.dumps(cal.to_json(extra), ensure_ascii=False, indent=1), encoding="utf-8")

@@ -19,9 +19,10 @@ from typing import Any, Optional, Sequence
 from models.scorer.ocr_cache import CachedDocument, load_folder
 from models.scorer.train import char_dict
 from pipeline.tools.scoring import Scoreboard
-from stages.contracts.config import DocpipeConfig, load_config, with_overrides
+from stages.contracts.config import DocpipeConfig, load_config
 from stages.contracts.fields import FIELD_KEYS
 from stages.extraction.page_roles import RoleAwareFields
+from stages.extraction.rules.lexicon import LabelWithholding
 from stages.extraction.stage import ExtractionStage
 
 log = logging.getLogger("models.scorer.evaluate")
@@ -48,11 +49,16 @@ class Tally:
         self.ms += ms
         self.pages += len(doc.pages)
         evidence = diagnostics.get("evidence", {})
+        rules = diagnostics.get("rules")  # the learned decision: fields the rules' own decision shares, finds
         for k in FIELD_KEYS:
             found = pred.get(k) is not None
-            self.samples.append({"field": k, "found": found, "correct": pred.get(k) == truth.get(k),
-                                 "truth_absent": truth.get(k) is None,
-                                 "score": evidence.get(k, {}).get("score") if found else None})
+            sample = {"field": k, "found": found, "correct": pred.get(k) == truth.get(k),
+                      "truth_absent": truth.get(k) is None,
+                      "score": evidence.get(k, {}).get("score") if found else None}
+            if rules is not None:
+                sample["rules_agree"] = k in rules["agree"]
+                sample["rules_found"] = k in rules["found"]
+            self.samples.append(sample)
 
     def report(self) -> dict[str, Any]:
         m = self.board.micro
@@ -67,9 +73,8 @@ def compare(folders: Sequence[Path], configs: dict[str, DocpipeConfig], withhold
             ) -> dict[str, Any]:
     chars = char_dict()
     draws = [(0.0, 0)] + list(withhold)
-    stages = {(name, frac, seed): RoleAwareFields(ExtractionStage(
-        with_overrides(cfg, extraction={"withhold_labels": frac, "withhold_seed": seed}), chars))
-        for name, cfg in configs.items() for frac, seed in draws}
+    stages = {(name, frac, seed): RoleAwareFields(ExtractionStage(cfg, chars, LabelWithholding(frac, seed)))
+              for name, cfg in configs.items() for frac, seed in draws}
     out: dict[str, Any] = {}
     samples: dict[str, Any] = {}
     errors: dict[str, Any] = {}

@@ -65,9 +65,13 @@ def cache_folder(src: Path, out: Path, config_path: Optional[str] = None) -> int
     proc = DocumentProcessor(load_config(config_path))
     t0 = time.perf_counter()
     for i, (img, truth) in enumerate(todo):
-        [state] = proc.decode([str(img)], [img.name])
-        if state.error is None:
-            proc.read_text([state])
+        [state] = proc.open([str(img)], [img.name])
+        try:  # the processor's own page flow: decode, detect and recognize, page by page
+            for group in proc._page_groups([state]):
+                proc._read_group(group)
+        finally:
+            if state.stream is not None:
+                state.stream.close()
         if state.error is not None:
             log.warning("document %d failed: %s", i, state.error.type)
             continue

@@ -163,12 +163,13 @@ class ReviewConfig(_Strict):
 
 
 class ExtractionConfig(_Strict):
-    # rules is the default: on the 200-document test split it has the best precision (0.98) and micro-F1
-    # (0.931); hybrid with the current model weights gains recall (0.909) but loses precision (0.929).
+    # learned is the default: on dev it matches or beats the rules in wrong fields and document accuracy, and
+    # with the rules' confidence for the values they share it sends as many documents straight through, with no
+    # more wrong among them (docs/extraction.md "Measured"); rules: the label lexicon and strategies alone.
     # hybrid: candidates from both; the preferred source's value is taken when it validates, else the other's
     # learned: every rule strategy's and type detector's candidates scored by a trained model, one joint
     # assignment per document (docs/extraction.md)
-    method: Literal["hybrid", "model", "rules", "learned"] = "rules"
+    method: Literal["hybrid", "model", "rules", "learned"] = "learned"
     prefer: Literal["rules", "model"] = "rules"
     # hybrid only: per field "model" | "rules" (whose value first) | "agreement" (prefer's value first, and
     # differing valid values are the review reason extractors_disagree:<field>); unlisted fields follow prefer

@@ -2,6 +2,7 @@
 -> :class:`~stages.extraction.assemble.FieldAssembler` -> ``fields``, review reasons, diagnostics."""
 from __future__ import annotations
 
+import copy
 import logging
 from dataclasses import dataclass
 from datetime import date
@@ -101,6 +102,15 @@ class ExtractionStage:
             learned = load_score_calibrator(ec.scorer_dir) if rc.calibrated else None
             if learned is not None:
                 calibrators["learned"] = learned
+            # the rules' own decision, with the rules' calibrator: its confidence of a value it shares with the
+            # learned decision is evidence about that value (stages/extraction/learned/confidence.py)
+            rules_cal = {"rules": calibrators["rules"]} if "rules" in calibrators else {}
+            self.rules_assembler = FieldAssembler(
+                chars, rc.confidence_threshold, required, redecode=ec.redecode, calibrators=rules_cal,
+                max_error_rate=rc.max_document_error_rate if rc.calibrated else 1.0,
+                min_score=rc.min_extractor_score, min_margin=rc.min_rival_margin, lexicons=ec.lexicons,
+                sources=("rules",),
+            )
         self.sources = SOURCES[ec.method]
         missing = [s for s in self.sources if s not in calibrators]
         if missing:
@@ -181,11 +191,31 @@ class ExtractionStage:
         assert self.scorer is not None
         return decide(self.learned_document(lines, pages, today), self.scorer)
 
+    def learned_fields(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page],
+                       today: date) -> tuple[dict[str, Any], list[str], dict[str, Any]]:
+        """The learned decision's fields; where the rules' own decision outputs the same value, its calibrated
+        confidence holds for that field as well (stages/extraction/learned/confidence.py)."""
+        from stages.extraction.learned.confidence import AgreementCalibrator, RulesView, agreement
+
+        cands = self.learned_candidates(lines, pages, today)
+        fields, reasons, diagnostics = self.assembler.assemble(cands, lines, today, flag_disagreement=())
+        calibrators = self.assembler.calibrators
+        if "learned" not in calibrators or "rules" not in calibrators:  # uncalibrated:learned, or learned P alone
+            return fields, reasons, diagnostics
+        rules_cands, _ = arrange_all({}, self.prefer, {}, self.rules_candidates(lines, today), today)
+        rules = RulesView.from_assembled(*self.rules_assembler.assemble(rules_cands, lines, today))
+        agree, rules_found = agreement(fields, rules)
+        assembler = copy.copy(self.assembler)  # the same decisions, confidence from both calibrators
+        assembler.calibrators = {**calibrators,
+                                 "learned": AgreementCalibrator(calibrators["learned"], agree, rules_found)}
+        fields, reasons, diagnostics = assembler.assemble(cands, lines, today, flag_disagreement=())
+        diagnostics["rules"] = {"agree": sorted(agree), "found": sorted(rules.values)}
+        return fields, reasons, diagnostics
+
     def __call__(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page]) -> DocumentFields:
         today = date.today()
         if self.scorer is not None:
-            cands = self.learned_candidates(lines, pages, today)
-            fields, reasons, diagnostics = self.assembler.assemble(cands, lines, today, flag_disagreement=())
+            fields, reasons, diagnostics = self.learned_fields(lines, pages, today)
         else:
             model = self.model_candidates(lines, pages, today) if self.model is not None else {}
             rules = self.rules_candidates(lines, today) if self.method in ("rules", "hybrid") else {}

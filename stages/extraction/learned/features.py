@@ -258,7 +258,10 @@ def featurize(doc: DocLines, cands: Sequence[Candidate], lexicon: Lexicon) -> np
             keys_of_value.setdefault(c.value, set()).add(c.key)
     rows = np.zeros((len(cands), len(FEATURE_NAMES)), np.float32)
     geometry: dict[tuple, tuple] = {}
-    pages = len(doc.page_sizes)
+    # page position among the pages that offer lines: pages hidden from extraction (a bundle's letter and terms,
+    # stages/extraction/page_roles.py) or without text do not move the schedule away from where it is learned
+    read_pages = {pi: rank for rank, pi in enumerate(sorted({pi for pi, _, _ in doc.flat}))}
+    pages = len(read_pages)
     for i, c in enumerate(cands):
         rivals = by_key[c.key]
         p, li, c0 = c.chars[0]
@@ -280,7 +283,7 @@ def featurize(doc: DocLines, cands: Sequence[Candidate], lexicon: Lexicon) -> np
         last = c.chars[-1]
         after = doc.line(last).text[last[2] + 1:].lstrip() if last[:2] == c.chars[0][:2] else ""
         f += [float(bool(prev) and prev[-1] in _CONNECTORS), _AFTER.get(after[:1], 0.0)]
-        f += [(box.x0 + box.x1) / 2 / W, (box.y0 + box.y1) / 2 / H, (box.x1 - box.x0) / W, float(p), float(pages)]
+        f += [(box.x0 + box.x1) / 2 / W, (box.y0 + box.y1) / 2 / H, (box.x1 - box.x0) / W, float(read_pages[p]), float(pages)]
         valid = c.value is not None and not c.issues
         f += [float(valid), float(len(c.issues)), float(len(c.text)), float(len(c.value or "")),
               sum(ch.isdigit() for ch in c.text) / max(1, len(c.text))]

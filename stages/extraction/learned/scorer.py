@@ -65,6 +65,7 @@ class ScoreCalibrator:
     null_ok: Mapping[str, float] = field(default_factory=dict)
     default_null_ok: float = 0.5
     version: str = "uncalibrated"
+    null_ok_against_rules: Mapping[str, float] = field(default_factory=dict)  # P(absent | left empty, rules found one)
 
     def confidence(self, ev: Any) -> float:
         p = float(ev.score)
@@ -75,11 +76,16 @@ class ScoreCalibrator:
     def absent_ok(self, key: str) -> float:
         return float(self.null_ok.get(key, self.default_null_ok))
 
+    def absent_ok_against_rules(self, key: str) -> float:
+        """P(really absent | the decision left the field empty though the rules' own decision found a value)."""
+        return float(self.null_ok_against_rules.get(key, self.absent_ok(key)))
+
     def to_json(self, extra: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
         out = {"format": CALIBRATION_FORMAT, "version": self.version, "feature_version": FEATURE_VERSION,
                "input": "scorer probability of the chosen candidate",
                "isotonic": {"x": list(self.iso_x), "y": list(self.iso_y)},
-               "null_ok": dict(self.null_ok), "default_null_ok": self.default_null_ok}
+               "null_ok": dict(self.null_ok), "default_null_ok": self.default_null_ok,
+               "null_ok_against_rules": dict(self.null_ok_against_rules)}
         out.update(extra or {})
         return out
 
@@ -90,7 +96,8 @@ class ScoreCalibrator:
         iso = data.get("isotonic") or {}
         return cls(tuple(float(v) for v in iso.get("x", ())), tuple(float(v) for v in iso.get("y", ())),
                    {str(k): float(v) for k, v in (data.get("null_ok") or {}).items()},
-                   float(data.get("default_null_ok", 0.5)), str(data.get("version", "")))
+                   float(data.get("default_null_ok", 0.5)), str(data.get("version", "")),
+                   {str(k): float(v) for k, v in (data.get("null_ok_against_rules") or {}).items()})
 
 
 def load_score_calibrator(directory: Optional[Path] = None) -> Optional[ScoreCalibrator]:

@@ -22,3 +22,21 @@ def test_fit_is_monotone_and_never_certain() -> None:
     assert cal.absent_ok("beneficiary_name") == 0.9
     again = ScoreCalibrator.from_json(cal.to_json())
     assert again == cal
+
+
+def test_paired_samples_fit_where_the_rules_do_not_agree() -> None:
+    """With the rules' decision recorded, the map of P is fitted on the values the rules do not share (agreeing
+    values take the rules' confidence), and P(absent) separately for fields the rules found and did not."""
+    def s(found, correct, score, agree, rules_found, field="premium", absent=False):
+        return {"field": field, "found": found, "correct": correct, "truth_absent": absent, "score": score,
+                "rules_agree": agree, "rules_found": rules_found}
+
+    samples = [s(True, True, 0.99, True, True) for _ in range(200)]  # agreed: not in the map
+    samples += [s(True, i % 2 == 0, 0.99, False, True) for i in range(40)]  # disagreed: half right
+    samples += [s(False, True, None, False, False, "beneficiary_name", True) for _ in range(8)]
+    samples += [s(False, False, None, False, True, "beneficiary_name", False) for _ in range(8)]
+    cal = fit_calibration(samples, "t")
+    assert cal.iso_y == (0.5,)
+    assert cal.absent_ok("beneficiary_name") == 0.9
+    assert cal.absent_ok_against_rules("beneficiary_name") == 0.1
+    assert ScoreCalibrator.from_json(cal.to_json()) == cal

@@ -1,0 +1,76 @@
+"""Confidence of the learned decision's fields from all the evidence about the chosen value: where the rules, run on
+the same lines, output the same value for the field, the rules' calibrated confidence of that value
+(``stages/extraction/confidence.py``, fitted on rules evidence) holds for it too, and the field's confidence is the
+larger of it and the scorer's calibrated P; where the rules output another value or none, the scorer's calibrated P
+alone. P(really absent) of a field the learned decision leaves empty is the learned calibration's, fitted apart
+for fields the rules also left empty (``null_ok``) and fields the rules found a value for (``null_ok_against_rules``)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Collection, Mapping, Optional, Protocol
+
+# the rules' reasons that withhold their confidence from a field: what the rules' routing would have checked
+_RULES_DOUBT = ("invalid", "low_confidence", "weak_evidence", "close_rival", "extractors_disagree")
+
+
+class FieldCalibrator(Protocol):
+    def confidence(self, ev: Any) -> float: ...
+
+    def absent_ok(self, key: str) -> float: ...
+
+
+@dataclass(frozen=True)
+class RulesView:
+    """What the rules' own decision says about one document: per field found its output value and calibrated
+    confidence (``None`` where the rules' routing doubts it)."""
+
+    values: Mapping[str, Any] = field(default_factory=dict)
+    confidence: Mapping[str, Optional[float]] = field(default_factory=dict)
+
+    @classmethod
+    def from_assembled(cls, fields: Mapping[str, Any], reasons: list[str], diagnostics: Optional[Mapping[str, Any]] = None
+                       ) -> "RulesView":
+        """From the rules' ``FieldAssembler.assemble`` output of the document."""
+        doubted = {r.split(":", 1)[1] for r in reasons if ":" in r and r.split(":", 1)[0] in _RULES_DOUBT}
+        values, conf = {}, {}
+        for key, f in fields.items():
+            if f is None:
+                continue
+            values[key] = f.get("value")
+            conf[key] = None if key in doubted or not f.get("valid", False) else float(f["confidence"])
+        return cls(values, conf)
+
+
+@dataclass(frozen=True)
+class AgreementCalibrator:
+    """The learned decision's calibrator for one document: ``agree[key]`` is the rules' confidence of a field whose
+    learned value they share; ``rules_found`` the fields the learned decision left empty and the rules did not."""
+
+    learned: FieldCalibrator
+    agree: Mapping[str, float] = field(default_factory=dict)
+    rules_found: Collection[str] = ()
+
+    def confidence(self, ev: Any) -> float:
+        return max(self.learned.confidence(ev), self.agree.get(ev.key, 0.0))
+
+    def absent_ok(self, key: str) -> float:
+        """P(really absent) as the learned calibration estimates it where the rules also found nothing (fitted on
+        exactly those fields) or where they found a value (``absent_ok_against_rules``, when the file has it)."""
+        if key in self.rules_found and hasattr(self.learned, "absent_ok_against_rules"):
+            return self.learned.absent_ok_against_rules(key)
+        return self.learned.absent_ok(key)
+
+
+def agreement(learned_fields: Mapping[str, Any], rules: RulesView) -> tuple[dict[str, float], list[str]]:
+    """(fields whose learned value the rules output too, with the rules' confidence; fields the learned decision
+    left empty that the rules found a value for). A value the rules' routing doubts lends no confidence."""
+    agree, rules_found = {}, []
+    for key, f in learned_fields.items():
+        if f is None:
+            if key in rules.values:  # the rules output the field (a value, or text that did not normalize)
+                rules_found.append(key)
+            continue
+        c = rules.confidence.get(key)
+        if c is not None and f.get("value") is not None and rules.values.get(key) == f.get("value"):
+            agree[key] = c
+    return agree, rules_found

@@ -1,0 +1,92 @@
+"""A learned value the rules' own decision shares takes the rules' calibrated confidence too; one they disagree
+with, or doubt, keeps the scorer's calibrated P; P(absent) of an empty field depends on whether the rules found it."""
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import date
+
+import pytest
+
+from stages.contracts.config import DocpipeConfig
+from stages.contracts.registry import resolve_model
+from stages.extraction.learned.confidence import AgreementCalibrator, RulesView, agreement
+from stages.extraction.learned.scorer import ScoreCalibrator
+from stages.extraction.stage import ExtractionStage
+from stages.recognition.ctc import CharDict
+from tests.stages.extraction.learned.helpers import line
+
+
+class _Ev:
+    def __init__(self, key: str, score: float):
+        self.key, self.score, self.rec_mean = key, score, 1.0
+
+
+LEARNED = ScoreCalibrator((0.5, 1.0), (0.5, 0.9), {"premium": 0.3}, 0.5, "t", {"premium": 0.1})
+
+
+def _rules(value: str, conf: float, reasons: tuple = ()) -> RulesView:
+    fields = {"premium": {"value": value, "confidence": conf, "valid": True}, "beneficiary_name": None}
+    return RulesView.from_assembled(fields, list(reasons))
+
+
+def test_agreeing_value_takes_the_rules_confidence() -> None:
+    learned = {"premium": {"value": "100.00"}, "beneficiary_name": None}
+    agree, rules_found = agreement(learned, _rules("100.00", 0.999))
+    assert agree == {"premium": 0.999} and rules_found == []
+    cal = AgreementCalibrator(LEARNED, agree, rules_found)
+    assert cal.confidence(_Ev("premium", 0.75)) == 0.999
+    assert cal.confidence(_Ev("premium", 0.75)) > LEARNED.confidence(_Ev("premium", 0.75))
+
+
+def test_disagreeing_or_doubted_value_keeps_the_learned_confidence() -> None:
+    learned = {"premium": {"value": "100.00"}}
+    agree, _ = agreement(learned, _rules("200.00", 0.999))
+    assert agree == {}
+    assert AgreementCalibrator(LEARNED, agree).confidence(_Ev("premium", 0.75)) == LEARNED.confidence(_Ev("premium", 0.75))
+    agree, _ = agreement(learned, _rules("100.00", 0.999, ("close_rival:premium",)))
+    assert agree == {}
+
+
+def test_empty_field_the_rules_found_uses_the_against_rules_rate() -> None:
+    _, rules_found = agreement({"premium": None}, _rules("100.00", 0.999))
+    assert rules_found == ["premium"]
+    assert AgreementCalibrator(LEARNED, {}, rules_found).absent_ok("premium") == 0.1
+    assert AgreementCalibrator(LEARNED, {}, ()).absent_ok("premium") == 0.3  # both left it empty
+
+
+@pytest.fixture(scope="module")
+def stage() -> ExtractionStage:
+    chars = CharDict.from_chars(resolve_model("ppocrv4_rec", "rec").characters, use_space_char=True)
+    return ExtractionStage(DocpipeConfig.model_validate({"extraction": {"method": "learned"}}), chars)
+
+
+def test_stage_gives_the_rules_confidence_only_where_the_rules_agree(stage, monkeypatch) -> None:
+    lines = [[line("保险单号：AB12345678", 40, 40), line("投保人：张伟", 40, 80), line("被保险人：李娜", 40, 120),
+              line("保险费：1,200.00元", 40, 160), line("生效日期：2024年3月1日", 40, 200)]]
+    pages = [replace_page(1000, 1400)]
+    today = date.today()
+    rules = stage.rules_candidates(lines, today)
+    learned_only = stage.learned_candidates(lines, pages, today)
+    base, _, _ = stage.assembler.assemble(learned_only, lines, today, flag_disagreement=())
+    rules_fields, _, _ = stage.rules_assembler.assemble({k: [c] for k, c in rules.items()}, lines, today)
+    out = stage(lines, pages)
+    assert out.fields["premium"]["value"] == rules_fields["premium"]["value"] == "1200.00"
+    assert "premium" in out.diagnostics["rules"]["agree"]
+    assert rules_fields["premium"]["confidence"] > base["premium"]["confidence"]  # the rules' evidence is stronger
+    assert out.fields["premium"]["confidence"] == max(base["premium"]["confidence"],
+                                                      rules_fields["premium"]["confidence"])
+    # the rules read another premium: the learned value keeps the scorer's calibrated P
+    other = replace(rules["premium"], text="1,300.00")
+    monkeypatch.setattr(stage, "rules_candidates", lambda lines, today: {**rules, "premium": other})
+    out = stage(lines, pages)
+    assert out.fields["premium"]["value"] == "1200.00"
+    assert "premium" not in out.diagnostics["rules"]["agree"]
+    assert out.fields["premium"]["confidence"] == base["premium"]["confidence"]
+
+
+def replace_page(width: int, height: int):
+    import numpy as np
+
+    from stages.contracts.types import Page
+
+    return Page(0, np.broadcast_to(np.zeros((1, 1, 3), np.uint8), (height, width, 3)))
