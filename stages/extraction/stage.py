@@ -19,7 +19,7 @@ from stages.extraction.field_specs import FIELDS
 from stages.extraction.hybrid import arrange_all, check_policies
 from stages.extraction.label_reread import LabelIndex, reread_labels
 from stages.extraction.rules import RuleMatch, extract_rules
-from stages.extraction.rules.records import RuleLine
+from stages.extraction.rules.records import RuleLine, locate
 from stages.extraction.rules.labels import LEARNED_PREFIX
 from stages.extraction.rules.lexicon import FULL_LEXICON, LabelWithholding, Lexicon, extend_lexicon, withheld_lexicon
 from stages.recognition.ctc import CharDict
@@ -30,20 +30,6 @@ log = logging.getLogger(__name__)
 # the decision sources of each extraction method (a field records which of them decided it)
 SOURCES: dict[str, tuple[str, ...]] = {"rules": ("rules",), "model": ("model",), "hybrid": ("rules", "model"),
                                       "learned": ("learned",)}
-
-
-def locate(text: str, line_texts: Sequence[str]) -> Optional[list[tuple[int, int]]]:
-    """Where ``text`` sits in the concatenation of ``line_texts``, ignoring whitespace on both sides:
-    ``(line, char)`` positions of its non-space characters, or None."""
-    flat = [(li, ci, ch) for li, t in enumerate(line_texts) for ci, ch in enumerate(t) if not ch.isspace()]
-    hay = "".join(ch for _, _, ch in flat)
-    needle = "".join(text.split())
-    if not needle:
-        return None
-    at = hay.find(needle)
-    if at < 0:
-        return None
-    return [(li, ci) for li, ci, _ in flat[at : at + len(needle)]]
 
 
 def rule_candidate(m: RuleMatch, flat_lines: Sequence[tuple[int, int, TextLine]]) -> Candidate:

@@ -12,7 +12,7 @@ from stages.contracts.types import TextLine
 from stages.extraction.field_specs import FIELDS, normalize_field
 from stages.extraction.rules.extract import all_rule_candidates
 from stages.extraction.rules.lexicon import Lexicon
-from stages.extraction.rules.records import RuleLine
+from stages.extraction.rules.records import RuleLine, locate
 
 CharRef = tuple[int, int, int]  # (page, line index on the page, character index in the line's text)
 
@@ -59,20 +59,6 @@ class DocLines:
             cache = {(p, li): ln for p, li, ln in self.flat}
             object.__setattr__(self, "_index", cache)
         return cache
-
-
-def locate(text: str, line_texts: Sequence[str]) -> Optional[list[tuple[int, int]]]:
-    """Where ``text`` sits in the concatenation of ``line_texts``, ignoring whitespace on both sides:
-    ``(line, char)`` positions of its non-space characters, or None."""
-    flat = [(li, ci, ch) for li, t in enumerate(line_texts) for ci, ch in enumerate(t) if not ch.isspace()]
-    hay = "".join(ch for _, _, ch in flat)
-    needle = "".join(text.split())
-    if not needle:
-        return None
-    at = hay.find(needle)
-    if at < 0:
-        return None
-    return [(li, ci) for li, ci, _ in flat[at: at + len(needle)]]
 
 
 def span_candidate(doc: DocLines, key: str, page: int, li: int, start: int, end: int, source: str,

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Optional, Protocol
+from typing import Any, Iterable, Mapping, Optional, Protocol, Sequence
 
 from stages.postprocess.values import Normalized
 
@@ -40,6 +40,20 @@ class RuleLine:
     page: int
     char_u: tuple[float, ...] = ()
     vertical: bool = False
+
+
+def locate(text: str, line_texts: Sequence[str]) -> Optional[list[tuple[int, int]]]:
+    """Where ``text`` sits in the concatenation of ``line_texts``, ignoring whitespace on both sides:
+    ``(line, char)`` positions of its non-space characters, or None."""
+    flat = [(li, ci, ch) for li, t in enumerate(line_texts) for ci, ch in enumerate(t) if not ch.isspace()]
+    hay = "".join(ch for _, _, ch in flat)
+    needle = "".join(text.split())
+    if not needle:
+        return None
+    at = hay.find(needle)
+    if at < 0:
+        return None
+    return [(li, ci) for li, ci, _ in flat[at : at + len(needle)]]
 
 
 def lines_from_records(records: Iterable[Mapping[str, Any]], page: Optional[int] = None) -> list[OcrLine]:
