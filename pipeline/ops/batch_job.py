@@ -43,8 +43,15 @@ class InputFile:
         return display_name("/".join(self.rel))
 
 
+def _inside(path: Path, root: str) -> bool:
+    """Whether ``path``, its links resolved, lies inside ``root`` (resolved too)."""
+    real_root = os.path.realpath(root)
+    return os.path.commonpath([os.path.realpath(path), real_root]) == real_root
+
+
 def find_inputs(root: Path, exclude: Optional[Path] = None) -> tuple[list[InputFile], int]:
-    """Inputs under ``root`` in a stable (sorted) order, and the number of other files ignored."""
+    """Inputs under ``root`` in a stable (sorted) order, and the number of other files ignored (a symbolic link
+    that leads out of ``root`` is one of them: a batch reads only what lies in its folder)."""
     inputs: list[InputFile] = []
     ignored = 0
     exclude_abs = os.path.abspath(exclude) if exclude else None
@@ -64,6 +71,10 @@ def find_inputs(root: Path, exclude: Optional[Path] = None) -> tuple[list[InputF
                 continue
             path = Path(dirpath, name)
             if exclude_abs and os.path.abspath(path) == exclude_abs:
+                continue
+            if os.path.islink(path) and not _inside(path, root_abs):
+                log.warning("ignoring %s: a symbolic link out of the input folder", log_ref(os.fspath(path)))
+                ignored += 1
                 continue
             if Path(name).suffix.lower() in SUPPORTED_EXTENSIONS or sniff_file(path) is not None:
                 inputs.append(InputFile(path, base + (name,)))

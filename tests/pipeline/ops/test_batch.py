@@ -452,3 +452,17 @@ def test_sigterm_with_real_engine(tmp_path: Path, engine) -> None:
     for name in written:
         record = json.loads((out / name).read_text(encoding="utf-8"))
         assert record["errors"] == [] and record["input_sha256"] == digest(inputs[record["source"]])
+
+
+def test_a_symbolic_link_out_of_the_input_folder_is_ignored(tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    Image.new("RGB", (8, 8)).save(outside / "secret.png")
+    root = tmp_path / "in"
+    (root / "sub").mkdir(parents=True)
+    Image.new("RGB", (8, 8)).save(root / "a.png")
+    os.symlink(outside / "secret.png", root / "sub" / "leak.png")  # leads out of the folder
+    os.symlink(root / "a.png", root / "sub" / "again.png")  # stays inside: still an input
+    inputs, ignored = find_inputs(root)
+    assert sorted(i.key for i in inputs) == ["a.png", "sub/again.png"]
+    assert ignored == 1
