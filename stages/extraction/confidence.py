@@ -15,6 +15,7 @@ from typing import Any, Literal, Mapping, Optional
 import numpy as np
 
 from stages.contracts.registry import ModelNotFoundError, resolve_weights_dir
+from stages.extraction.adapted import is_adapted
 from stages.extraction.evidence import FEATURE_VERSION, FieldEvidence, feature_names, feature_vector
 
 log = logging.getLogger(__name__)
@@ -148,12 +149,14 @@ def load_calibrators(directory: Path) -> dict[str, Calibrator]:
 
 def calibration_folder(calibration_dir: Optional[Path], model_dir: Optional[Path]) -> Path:
     """Where the calibrators of a run come from: ``review.calibration_dir`` when set; else, when
-    ``extraction.model_dir`` replaces the shipped models, that folder's ``calibration/`` (an adapted folder carries
-    its own calibration or is uncalibrated: the shipped calibrators describe the shipped models only); else the
-    shipped ``docpipe_calibration`` weights."""
+    ``extraction.model_dir`` replaces the shipped model (an ERNIE-Layout export), that folder's ``calibration/``
+    (the shipped calibrators describe the shipped models only); else the shipped ``docpipe_calibration`` weights.
+    An adapted folder (``docpipe train --labels``) only adds label wordings to the shipped models: it uses its own
+    ``calibration/`` when it has one, else the shipped calibrators (the fields its wordings decide carry
+    ``uncalibrated:adapted``, stages/extraction/adapted.py)."""
     if calibration_dir is not None:
         return resolve_weights_dir("docpipe_calibration", calibration_dir)
-    if model_dir is not None:
+    if model_dir is not None and not (is_adapted(model_dir) and not (Path(model_dir) / "calibration").is_dir()):
         return Path(model_dir) / "calibration"
     return resolve_weights_dir("docpipe_calibration")
 

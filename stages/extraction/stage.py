@@ -6,7 +6,6 @@ import copy
 import logging
 from dataclasses import dataclass
 from datetime import date
-from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
 
 import numpy as np
@@ -79,7 +78,7 @@ class ExtractionStage:
             required = tuple(k for k, s in FIELDS.items() if s.required)
         rc = config.review
         # one calibrator per decision source; a source without one sends its documents to review
-        calibrators = load_calibrators(self._calibration_folder(rc.calibration_dir, ec.model_dir)) if rc.calibrated else {}
+        calibrators = load_calibrators(calibration_folder(rc.calibration_dir, ec.model_dir)) if rc.calibrated else {}
         self.scorer = None
         if ec.method == "learned":
             from stages.extraction.learned.scorer import Scorer, load_score_calibrator
@@ -107,15 +106,6 @@ class ExtractionStage:
             min_score=rc.min_extractor_score, min_margin=rc.min_rival_margin, lexicons=ec.lexicons,
             sources=self.sources,
         )
-
-    @staticmethod
-    def _calibration_folder(calibration_dir: Optional[Path], model_dir: Optional[Path]) -> Path:
-        """An adapted folder adds label wordings to the shipped models: the shipped calibrators still describe every
-        field it did not decide through a learned wording (those carry ``uncalibrated:adapted``), unless the folder
-        holds its own ``calibration/``. Any other ``model_dir`` replaces the model: its own folder or none."""
-        if calibration_dir is None and is_adapted(model_dir) and not (Path(model_dir) / "calibration").is_dir():
-            model_dir = None
-        return calibration_folder(calibration_dir, model_dir)
 
     def model_candidates(
         self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page], today: date

@@ -10,6 +10,7 @@ import pytest
 
 from stages.contracts.registry import resolve_model
 from stages.extraction.assemble import Candidate, FieldAssembler
+from stages.extraction.adapted import MANIFEST
 from stages.extraction.confidence import (
     Calibrator, calibration_file, calibration_folder, load_calibrator, load_calibrators,
 )
@@ -230,6 +231,12 @@ def test_an_adapted_model_folder_brings_its_own_calibration(tmp_path):
     assert calibration_folder(None, tmp_path) == tmp_path / "calibration"
     assert load_calibrators(calibration_folder(None, tmp_path)) == {}
     assert calibration_folder(shipped, tmp_path) == shipped  # review.calibration_dir wins
+    adapted = tmp_path / "adapted"  # an adapted folder adds wordings: the shipped calibrators still hold
+    adapted.mkdir()
+    (adapted / MANIFEST).write_text("{}", encoding="utf-8")
+    assert calibration_folder(None, adapted) == shipped
+    (adapted / "calibration").mkdir()  # unless it carries its own
+    assert calibration_folder(None, adapted) == adapted / "calibration"
 
 
 def test_a_field_no_source_found_takes_the_surest_absence(chars):
