@@ -177,7 +177,9 @@ class ExtractionStage:
         from stages.extraction.learned.confidence import AgreementCalibrator, RulesView, agreement
 
         cands = self.learned_candidates(lines, pages, today)
-        fields, reasons, diagnostics = self.assembler.assemble(cands, lines, today, flag_disagreement=())
+        decisions = self.assembler.decisions(cands, lines, today)
+        fields, reasons, diagnostics = self.assembler.assemble(cands, lines, today, flag_disagreement=(),
+                                                               decisions=decisions)
         calibrators = self.assembler.calibrators
         if "learned" not in calibrators or "rules" not in calibrators:  # uncalibrated:learned, or learned P alone
             return fields, reasons, diagnostics
@@ -187,7 +189,8 @@ class ExtractionStage:
         assembler = copy.copy(self.assembler)  # the same decisions, confidence from both calibrators
         assembler.calibrators = {**calibrators,
                                  "learned": AgreementCalibrator(calibrators["learned"], agree, rules_found)}
-        fields, reasons, diagnostics = assembler.assemble(cands, lines, today, flag_disagreement=())
+        fields, reasons, diagnostics = assembler.assemble(cands, lines, today, flag_disagreement=(),
+                                                          decisions=decisions)
         diagnostics["rules"] = {"agree": sorted(agree), "found": sorted(rules.values)}
         return fields, reasons, diagnostics
 

@@ -7,7 +7,7 @@ import logging
 import math
 from dataclasses import dataclass
 from datetime import date
-from typing import Any, Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
@@ -15,6 +15,9 @@ from stages.contracts.fields import FIELD_KEYS
 from stages.contracts.types import StageError, TextLine
 from stages.extraction.field_specs import FIELDS, normalize_field
 from stages.extraction.learned.candidates import Candidate, CharRef, DocLines
+
+if TYPE_CHECKING:
+    from stages.extraction.ernie import ErnieExtractor, Extraction
 
 log = logging.getLogger(__name__)
 
@@ -26,13 +29,13 @@ ERNIE_FEATURES = ("ernie_mean", "ernie_min", "ernie_best_span", "ernie_best_valu
                   "ernie_other")
 
 
-def run_extractor(extractor: Any, lines: Sequence[Sequence[TextLine]],
-                  page_sizes: Sequence[tuple[float, float]]) -> tuple[Optional[Any], ...]:
+def run_extractor(extractor: "ErnieExtractor", lines: Sequence[Sequence[TextLine]],
+                  page_sizes: Sequence[tuple[float, float]]) -> tuple[Optional["Extraction"], ...]:
     """One :meth:`~stages.extraction.ernie.ErnieExtractor.extract_batch` over the document's pages with lines;
     per page the :class:`~stages.extraction.ernie.Extraction`, or None (no lines, or the extractor failed)."""
     from stages.extraction.ernie import ExtractorLine, ExtractorPage
 
-    out: list[Optional[Any]] = [None] * len(lines)
+    out: list[Optional["Extraction"]] = [None] * len(lines)
     todo = [pi for pi, page_lines in enumerate(lines) if page_lines]
     if not todo:
         return tuple(out)
@@ -61,7 +64,7 @@ class _Best:
 class ErnieEvidence:
     """ERNIE's reading of one document (per page an ``Extraction`` or None): its candidates, its features."""
 
-    def __init__(self, doc: DocLines, extractions: Sequence[Optional[Any]], today: date):
+    def __init__(self, doc: DocLines, extractions: Sequence[Optional["Extraction"]], today: date):
         self.doc = doc
         self.pages = tuple(extractions)
         self.field_probs: dict[int, list[np.ndarray]] = {}  # page -> per line (n_chars, len(FIELD_KEYS))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
-from typing import Any, Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
@@ -21,6 +21,9 @@ from stages.extraction.learned.scorer import Scorer
 from stages.extraction.rules.labels import LEARNED_PREFIX
 from stages.extraction.rules.lexicon import FULL_LEXICON, Lexicon, withheld_lexicon
 from stages.recognition.ctc import CharDict
+
+if TYPE_CHECKING:
+    from stages.extraction.ernie import Extraction
 
 
 @dataclass(frozen=True)
@@ -53,7 +56,7 @@ def document_lexicon(lines: Sequence[Sequence[TextLine]], withhold: float, seed:
 
 def document_candidates(lines: Sequence[Sequence[TextLine]], page_sizes: Sequence[tuple[float, float]], today: date,
                         lexicon: Lexicon = FULL_LEXICON, chars: Optional[CharDict] = None,
-                        ernie: Optional[Sequence[Optional[Any]]] = None) -> DocumentCandidates:
+                        ernie: Optional[Sequence[Optional["Extraction"]]] = None) -> DocumentCandidates:
     """Candidates and features of one document (the one path used by training and at runtime). With ``chars``,
     label lines are re-read against the lexicon first (``extraction.label_reread``), as the rules do. ``ernie``:
     per page ERNIE-Layout's reading (:func:`~stages.extraction.learned.ernie_evidence.run_extractor`; None for a
