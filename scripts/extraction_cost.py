@@ -1,7 +1,7 @@
-"""Extraction's share of a page's time, measured in one run: ERNIE (``extraction.method: model``) against the OCR
-stages of the same pages in the same process.
+"""Extraction's share of a page's time, measured in one run: an extraction method (ERNIE alone by default) against
+the OCR stages of the same pages in the same process.
 
-    python scripts/extraction_cost.py "DIR/*.jpg" [N] [--method model|rules|hybrid]
+    python scripts/extraction_cost.py "DIR/*.jpg" [N] [--method model|rules|hybrid|learned]
 
 Prints, over the first N pages (default 30, the first one dropped as warm-up), the median per-page milliseconds
 of ``extract`` and of OCR (``normalize`` + ``detect`` + ``recognize``) from each result's ``timings_ms``, and
@@ -20,7 +20,7 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("pattern")
     ap.add_argument("n", type=int, nargs="?", default=30)
-    ap.add_argument("--method", default="model", choices=("model", "rules", "hybrid"))
+    ap.add_argument("--method", default="model", choices=("model", "rules", "hybrid", "learned"))
     args = ap.parse_args(argv)
     from pipeline import Engine
     from stages.contracts.config import DocpipeConfig

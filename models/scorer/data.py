@@ -1,6 +1,7 @@
 """Training and measurement documents for the scorer: OCR caches (models/scorer/ocr_cache.py) and synthetic pages
 read from their ground-truth lines (exact text, every character probability 1), with each candidate labelled by
-whether its normalized value equals the truth for its field."""
+whether its normalized value equals the truth for its field; ERNIE-Layout's evidence is computed by the runtime's
+function."""
 from __future__ import annotations
 
 import json
@@ -8,12 +9,13 @@ import random
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Iterator, Optional, Sequence
+from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
 
 from models.scorer.ocr_cache import CachedDocument, load_folder
 from stages.contracts.types import TextLine
+from stages.extraction.learned.ernie_evidence import run_extractor
 from stages.extraction.learned.extract import DocumentCandidates, document_candidates
 from stages.extraction.rules.lexicon import FULL_LEXICON, withheld_lexicon
 from stages.recognition.ctc import CharDict
@@ -68,19 +70,27 @@ def withheld_fraction(rng: random.Random, share: float, low: float, high: float)
 
 
 def document_rows(doc: Document, today: date, withhold: float = 0.0, seed: int = 0,
-                  chars: Optional[CharDict] = None) -> tuple[DocumentCandidates, np.ndarray]:
-    """The document's candidates and features (lexicon less ``withhold`` of its wordings) and their 0/1 labels."""
+                  chars: Optional[CharDict] = None, extractor: Any = None) -> tuple[DocumentCandidates, np.ndarray]:
+    """The document's candidates and features (lexicon less ``withhold`` of its wordings) and their 0/1 labels;
+    with ``extractor`` (an :class:`~stages.extraction.ernie.ErnieExtractor`) ERNIE-Layout's evidence is in them,
+    run as at runtime (:func:`~stages.extraction.learned.ernie_evidence.run_extractor`)."""
     lexicon = withheld_lexicon(withhold, seed, doc.name) if withhold else FULL_LEXICON
-    dc = document_candidates(doc.lines, doc.page_sizes, today, lexicon, chars)
+    ernie = run_extractor(extractor, doc.lines, doc.page_sizes) if extractor is not None else None
+    dc = document_candidates(doc.lines, doc.page_sizes, today, lexicon, chars, ernie)
     y = np.array([float(c.value is not None and c.value == doc.truth.get(c.key)) for c in dc.candidates], np.float32)
     return dc, y
 
 
 def training_rows(docs: Sequence[Document], today: date, seed: int, share: float, low: float, high: float,
-                  chars: Optional[CharDict] = None) -> Iterator[tuple[str, np.ndarray, np.ndarray]]:
-    """(document name, features, labels) per document, the withheld fraction drawn per document from ``seed``."""
+                  chars: Optional[CharDict] = None, extractor: Any = None, ernie_drop: float = 0.0
+                  ) -> Iterator[tuple[str, np.ndarray, np.ndarray]]:
+    """(document name, features, labels) per document, the withheld fraction drawn per document from ``seed``;
+    on a random ``ernie_drop`` of the documents ERNIE-Layout's evidence is left out (as where it fails at runtime),
+    drawn from a generator of its own so that the withheld fractions stay those of ``seed``."""
     rng = random.Random(seed)
+    drops = random.Random(f"ernie-drop:{seed}")
     for doc in docs:
         frac = withheld_fraction(rng, share, low, high)
-        dc, y = document_rows(doc, today, frac, seed, chars)
+        dropped = drops.random() < ernie_drop
+        dc, y = document_rows(doc, today, frac, seed, chars, None if dropped else extractor)
         yield doc.name, dc.features, y

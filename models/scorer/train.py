@@ -6,7 +6,9 @@
 ``--truth`` folders are read from their ground-truth lines (single pages), ``--ocr`` folders from OCR caches
 (``python -m models.scorer.ocr_cache``). Per document a random part of the label lexicon is withheld
 (``--withhold-share`` of the documents, a fraction in ``[--withhold-low, --withhold-high]``), so that the scorer
-learns to use geometry, value types and similarity and not only exact labels. ``training.json`` beside the model
+learns to use geometry, value types and similarity and not only exact labels. ERNIE-Layout runs on every document
+as at runtime; on ``--ernie-drop`` of them its evidence is left out, so that the scorer also learns to decide
+without it (a page the extractor fails on). ``training.json`` beside the model
 records the command, the seeds and the data."""
 from __future__ import annotations
 
@@ -64,13 +66,23 @@ def _data_record(folder: Path) -> dict:
             "splits": sorted(s for s in splits if s), "variants": sorted(variants)}
 
 
+def extractor(model_dir: Optional[Path] = None):
+    """The default config's ERNIE-Layout extractor (its evidence enters the features, as at runtime)."""
+    from stages.contracts.config import load_config
+    from stages.extraction.ernie import ErnieExtractor
+
+    return ErnieExtractor(load_config(None).predictor, model_dir=model_dir)
+
+
 def collect(truth: Sequence[Path], ocr: Sequence[Path], seed: int, share: float, low: float, high: float,
-            today: date) -> tuple[np.ndarray, np.ndarray, list[str]]:
+            today: date, ernie_drop: float = 0.0, ernie_dir: Optional[Path] = None
+            ) -> tuple[np.ndarray, np.ndarray, list[str]]:
     docs = load_documents(truth, ocr)
     chars = char_dict()
+    ernie = extractor(ernie_dir)
     xs, ys, names = [], [], []
     t0 = time.perf_counter()
-    for i, (name, x, y) in enumerate(training_rows(docs, today, seed, share, low, high, chars)):
+    for i, (name, x, y) in enumerate(training_rows(docs, today, seed, share, low, high, chars, ernie, ernie_drop)):
         xs.append(x)
         ys.append(y)
         names += [name] * len(y)
@@ -89,6 +101,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--withhold-share", type=float, default=0.5)
     ap.add_argument("--withhold-low", type=float, default=0.2)
     ap.add_argument("--withhold-high", type=float, default=0.6)
+    ap.add_argument("--ernie-drop", type=float, default=0.15,
+                    help="share of documents featurized without ERNIE-Layout's evidence (its failure path)")
+    ap.add_argument("--ernie-dir", type=Path, default=None, help="ERNIE-Layout export (default: the shipped one)")
     ap.add_argument("--rounds", type=int, default=ROUNDS)
     ap.add_argument("--today", default="2026-06-01", help="the date normalizers compare against (reproducibility)")
     args = ap.parse_args(argv)
@@ -97,7 +112,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if any(part == "test" for part in _data_record(folder)["splits"]):
             ap.error(f"{folder} holds test-split pages; the scorer trains on the train split only")
     x, y, names = collect(args.truth, args.ocr, args.seed, args.withhold_share, args.withhold_low,
-                          args.withhold_high, date.fromisoformat(args.today))
+                          args.withhold_high, date.fromisoformat(args.today), args.ernie_drop, args.ernie_dir)
     log.info("%d candidates from %d documents, %d positive", len(y), len(set(names)), int(y.sum()))
     scorer = fit(x, y, seed=args.seed, rounds=args.rounds)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -108,6 +123,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "command": "PYTHONPATH=$PWD python -m models.scorer.train " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:])),
         "seed": args.seed, "today": args.today,
         "withhold": {"share": args.withhold_share, "low": args.withhold_low, "high": args.withhold_high},
+        "ernie_drop": args.ernie_drop, "ernie_dir": str(args.ernie_dir) if args.ernie_dir else None,
         "truth_lines": [_data_record(f) for f in args.truth], "ocr_caches": [_data_record(f) for f in args.ocr],
         "candidates": int(len(y)), "positives": int(y.sum()), "documents": len(set(names)),
         "feature_version": FEATURE_VERSION, "features": list(FEATURE_NAMES),

@@ -173,15 +173,25 @@ class FieldAssembler:
         return max(known) if known else None
 
     # -- the document -------------------------------------------------------------------------------
-    def assemble(
-        self, candidates: dict[str, Sequence[Candidate]], lines: Sequence[Sequence[TextLine]], today: date,
-        flag_disagreement: Optional[Collection[str]] = None,
-    ) -> tuple[dict[str, Any], list[str], dict[str, Any]]:
-        """Fields, review reasons, diagnostics. Where the extractors disagree on a field in
-        ``flag_disagreement`` (default: every field), ``extractors_disagree:<field>`` is a review reason."""
+    def decisions(self, candidates: dict[str, Sequence[Candidate]], lines: Sequence[Sequence[TextLine]],
+                  today: date) -> dict[str, Optional[Decision]]:
+        """The decision per field (normalization, lexicon re-reading, re-decoding); no calibrator enters it."""
         decisions = {k: self.choose(cands, lines, today) for k, cands in candidates.items()}
         if self.lexicons:  # one ID number, one person: the two names read as one (same_person.py)
             decisions = same_person(decisions, lines, self.chars, today)
+        return decisions
+
+    def assemble(
+        self, candidates: dict[str, Sequence[Candidate]], lines: Sequence[Sequence[TextLine]], today: date,
+        flag_disagreement: Optional[Collection[str]] = None,
+        decisions: Optional[dict[str, Optional[Decision]]] = None,
+    ) -> tuple[dict[str, Any], list[str], dict[str, Any]]:
+        """Fields, review reasons, diagnostics. Where the extractors disagree on a field in
+        ``flag_disagreement`` (default: every field), ``extractors_disagree:<field>`` is a review reason.
+        ``decisions``: those :meth:`decisions` returned for the same candidates and lines (an assembler of the same
+        settings with other calibrators reuses them)."""
+        if decisions is None:
+            decisions = self.decisions(candidates, lines, today)
         values = {k: (d.normalized.value if d else None) for k, d in decisions.items()}
         cross = validate_fields(values, today)
         fields: dict[str, Any] = {}

@@ -1,5 +1,5 @@
-"""The extraction stage: OCR lines of a document -> field candidates (ERNIE-Layout model and/or rules)
--> :class:`~stages.extraction.assemble.FieldAssembler` -> ``fields``, review reasons, diagnostics."""
+"""The extraction stage: OCR lines of a document -> field candidates (rules, ERNIE-Layout, or the learned decision
+over both) -> :class:`~stages.extraction.assemble.FieldAssembler` -> ``fields``, review reasons, diagnostics."""
 from __future__ import annotations
 
 import copy
@@ -68,7 +68,7 @@ class ExtractionStage:
         self.policy = dict(ec.policy) if ec.method == "hybrid" else {}
         check_policies(self.policy)
         self.model = None
-        if ec.method in ("model", "hybrid"):
+        if ec.method in ("model", "hybrid", "learned"):  # learned: ERNIE-Layout is one evidence source of the scorer
             from stages.extraction.ernie import ErnieExtractor
 
             model_dir = ec.model_dir if self.adapted is None else self.adapted.ernie_dir
@@ -153,12 +153,15 @@ class ExtractionStage:
         return extend_lexicon(lexicon, self.adapted.pairs) if self.adapted else lexicon
 
     def learned_document(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page], today: date):
-        """The learned decision's candidates and features of one document (stages/extraction/learned)."""
+        """The learned decision's candidates and features of one document (stages/extraction/learned), ERNIE-Layout
+        run once over all its pages (a page it fails on leaves its evidence missing)."""
+        from stages.extraction.learned.ernie_evidence import run_extractor
         from stages.extraction.learned.extract import document_candidates
 
         lexicon = self.document_lexicon(ln.text for page in lines for ln in page)
-        return document_candidates(lines, [(p.width, p.height) for p in pages], today, lexicon,
-                                   self.chars if self.label_reread else None)
+        sizes = [(p.width, p.height) for p in pages]
+        ernie = run_extractor(self.model, lines, sizes) if self.model is not None else None
+        return document_candidates(lines, sizes, today, lexicon, self.chars if self.label_reread else None, ernie)
 
     def learned_candidates(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page],
                            today: date) -> dict[str, list[Candidate]]:
@@ -174,7 +177,9 @@ class ExtractionStage:
         from stages.extraction.learned.confidence import AgreementCalibrator, RulesView, agreement
 
         cands = self.learned_candidates(lines, pages, today)
-        fields, reasons, diagnostics = self.assembler.assemble(cands, lines, today, flag_disagreement=())
+        decisions = self.assembler.decisions(cands, lines, today)
+        fields, reasons, diagnostics = self.assembler.assemble(cands, lines, today, flag_disagreement=(),
+                                                               decisions=decisions)
         calibrators = self.assembler.calibrators
         if "learned" not in calibrators or "rules" not in calibrators:  # uncalibrated:learned, or learned P alone
             return fields, reasons, diagnostics
@@ -184,7 +189,8 @@ class ExtractionStage:
         assembler = copy.copy(self.assembler)  # the same decisions, confidence from both calibrators
         assembler.calibrators = {**calibrators,
                                  "learned": AgreementCalibrator(calibrators["learned"], agree, rules_found)}
-        fields, reasons, diagnostics = assembler.assemble(cands, lines, today, flag_disagreement=())
+        fields, reasons, diagnostics = assembler.assemble(cands, lines, today, flag_disagreement=(),
+                                                          decisions=decisions)
         diagnostics["rules"] = {"agree": sorted(agree), "found": sorted(rules.values)}
         return fields, reasons, diagnostics
 

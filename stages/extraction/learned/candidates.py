@@ -20,7 +20,7 @@ CharRef = tuple[int, int, int]  # (page, line index on the page, character index
 @dataclass(frozen=True)
 class Candidate:
     """A value for field ``key``: the text as read, where its characters are, its normalized value and who
-    proposed it (``source`` rules|detector, ``strategy`` the rule method or detector name, ``rule_score`` the rule's
+    proposed it (``source`` rules|detector|ernie, ``strategy`` the rule method, detector name or ``ernie``, ``rule_score`` the rule's
     own score, 0 for detectors)."""
 
     key: str

@@ -1,10 +1,11 @@
-"""The learned decision for one document: candidates (rule strategies + type detectors), features, the scorer's
+"""The learned decision for one document: candidates (rule strategies + type detectors + ERNIE-Layout's spans),
+features (ERNIE-Layout's probabilities among them), the scorer's
 P, the joint assignment; the chosen candidates go to the field assembler with P as their score."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
@@ -14,10 +15,15 @@ from stages.extraction.label_reread import LabelIndex, reread_labels
 from stages.extraction.learned.assign import Scored, assign
 from stages.extraction.learned.candidates import Candidate, DocLines, merge, rule_candidates
 from stages.extraction.learned.detectors import detector_candidates
+from stages.extraction.learned.ernie_evidence import ErnieEvidence
 from stages.extraction.learned.features import featurize
 from stages.extraction.learned.scorer import Scorer
+from stages.extraction.rules.labels import LEARNED_PREFIX
 from stages.extraction.rules.lexicon import FULL_LEXICON, Lexicon, withheld_lexicon
 from stages.recognition.ctc import CharDict
+
+if TYPE_CHECKING:
+    from stages.extraction.ernie import Extraction
 
 
 @dataclass(frozen=True)
@@ -49,21 +55,29 @@ def document_lexicon(lines: Sequence[Sequence[TextLine]], withhold: float, seed:
 
 
 def document_candidates(lines: Sequence[Sequence[TextLine]], page_sizes: Sequence[tuple[float, float]], today: date,
-                        lexicon: Lexicon = FULL_LEXICON, chars: Optional[CharDict] = None) -> DocumentCandidates:
+                        lexicon: Lexicon = FULL_LEXICON, chars: Optional[CharDict] = None,
+                        ernie: Optional[Sequence[Optional["Extraction"]]] = None) -> DocumentCandidates:
     """Candidates and features of one document (the one path used by training and at runtime). With ``chars``,
-    label lines are re-read against the lexicon first (``extraction.label_reread``), as the rules do."""
+    label lines are re-read against the lexicon first (``extraction.label_reread``), as the rules do. ``ernie``:
+    per page ERNIE-Layout's reading (:func:`~stages.extraction.learned.ernie_evidence.run_extractor`; None for a
+    page it failed on); without it the ERNIE features are NaN and ERNIE offers no candidates."""
     doc = DocLines.build(lines, page_sizes)
     texts = [ln.text for _, _, ln in doc.flat]
     if chars is not None:
         index = _label_index(lexicon)
         texts = [reread_labels(ln, index, chars) for _, _, ln in doc.flat]
-    cands = merge(rule_candidates(doc, texts, today, lexicon) + detector_candidates(doc, today))
-    return DocumentCandidates(doc, cands, featurize(doc, cands, lexicon), lexicon)
+    evidence = ErnieEvidence(doc, ernie, today) if ernie is not None else ErnieEvidence.missing(doc)
+    cands = merge(rule_candidates(doc, texts, today, lexicon) + detector_candidates(doc, today) + evidence.candidates)
+    return DocumentCandidates(doc, cands, featurize(doc, cands, lexicon, evidence), lexicon)
 
 
 def decide(dc: DocumentCandidates, scorer: Scorer) -> dict[str, list[FieldCandidate]]:
     """The assignment's candidate per field, as the field assembler's candidate (score = P, method ``learned``,
-    ``how`` = source:strategy, rivals = other values offered for the field, margin = P over the best of them)."""
+    ``how`` = source:strategy, rivals = other values offered for the field, margin = P over the best of them).
+    Where a learned wording (an adapted folder's) offers the chosen value through another candidate, ``how`` names
+    it too (``detector:name+rules:learned_label_right``): its support is part of the features behind P."""
+    learned = {(c.key, c.value): f"{c.source}:{c.strategy}" for c in dc.candidates
+               if c.strategy.startswith(LEARNED_PREFIX) and c.value is not None}
     probs = scorer.predict(dc.features)
     scored = [Scored(c, float(p)) for c, p in zip(dc.candidates, probs)]
     best_other: dict[str, dict[Optional[str], float]] = {}
@@ -76,6 +90,9 @@ def decide(dc: DocumentCandidates, scorer: Scorer) -> dict[str, list[FieldCandid
             continue
         c = s.candidate
         others = [p for v, p in best_other[key].items() if v != c.value]
-        out[key] = [FieldCandidate(key, c.text, c.chars, round(s.p, 4), "learned", f"{c.source}:{c.strategy}",
+        how = f"{c.source}:{c.strategy}"
+        if (key, c.value) in learned and not c.strategy.startswith(LEARNED_PREFIX):
+            how += "+" + learned[(key, c.value)]
+        out[key] = [FieldCandidate(key, c.text, c.chars, round(s.p, 4), "learned", how,
                                    len(others), round(s.p - max(others), 4) if others else 1.0)]
     return out

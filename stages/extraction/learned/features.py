@@ -1,6 +1,7 @@
 """One feature vector per candidate, computed by the same function in training and at runtime: who proposed it,
 the label-like text next to it (left on its line or row, above it, the head of its row) and how that text matches
-each field's wordings, geometry, position, value validity, recognition probabilities and its rivals. No field-
+each field's wordings, geometry, position, value validity, recognition probabilities, its rivals and ERNIE-Layout's
+probabilities over its characters (stages/extraction/learned/ernie_evidence.py). No field-
 specific scores: the field enters only as a categorical feature, and the scorer learns what each piece means."""
 from __future__ import annotations
 
@@ -17,13 +18,14 @@ from stages.extraction.field_specs import FIELDS
 from stages.extraction.label_similarity import best_similarity
 from stages.extraction.learned.candidates import Candidate, DocLines
 from stages.extraction.learned.detectors import fold
+from stages.extraction.learned.ernie_evidence import ERNIE_FEATURES, ErnieEvidence
 from stages.extraction.rules.lexicon import DATE_MEANING_WORDS, Lexicon
 
-FEATURE_VERSION = 1
+FEATURE_VERSION = 2
 
 STRATEGIES = ("label", "label_right", "label_below", "narrative", "pattern", "unknown_label", "same_as_policyholder",
               "bare_amount", "bare_code", "date", "amount", "id_number", "phone", "company", "product", "code",
-              "legal_heirs", "name", "address")
+              "legal_heirs", "name", "address", "ernie")
 ROLES = ("policyholder", "insured", "beneficiary")
 _ROLE_RE = re.compile(r"投保|被保|受益|代理|业务员|营销员|经办|客户经理|服务人员|销售人员")
 _ROLE_OF = {"投保": "policyholder", "被保": "insured", "受益": "beneficiary"}
@@ -44,6 +46,7 @@ def _names() -> tuple[str, ...]:
               "line_score", "char_min", "char_mean",
               "values", "support", "support_sources", "rule_rank", "best_rule_score", "other_fields",
               "order", "value_rank", "magnitude", "line_values"]
+    names += list(ERNIE_FEATURES)
     return tuple(names)
 
 
@@ -246,8 +249,11 @@ def _sortable(c: Candidate):
     return None
 
 
-def featurize(doc: DocLines, cands: Sequence[Candidate], lexicon: Lexicon) -> np.ndarray:
-    """The (N, len(FEATURE_NAMES)) feature matrix of one document's candidates."""
+def featurize(doc: DocLines, cands: Sequence[Candidate], lexicon: Lexicon,
+              ernie: Optional[ErnieEvidence] = None) -> np.ndarray:
+    """The (N, len(FEATURE_NAMES)) feature matrix of one document's candidates (without ``ernie`` its features
+    are NaN, as where the extractor failed)."""
+    ernie = ernie if ernie is not None else ErnieEvidence.missing(doc)
     ctx = DocumentFeatures(doc, lexicon)
     by_key: dict[str, list[Candidate]] = {}
     for c in cands:
@@ -307,5 +313,6 @@ def featurize(doc: DocLines, cands: Sequence[Candidate], lexicon: Lexicon) -> np
         num = _num(c.value) if FIELDS[c.key].kind == "amount" else None
         f.append(math.log10(num + 1.0) if num is not None and num >= 0 else -1.0)
         f.append(float(sum(1 for r in rivals if r.chars[0][:2] == (p, li) and r.value != c.value)))
+        f += ernie.features(c)
         rows[i] = f
     return rows

@@ -1,5 +1,6 @@
-"""The scorer's training path: the same feature vectors as at runtime, and a scorer fitted on three synthetic
-train documents changes decisions against the untrained one."""
+"""The scorer's training path: the same feature vectors as at runtime (ERNIE-Layout's evidence included), ERNIE's
+evidence left out of a share of the documents, and a scorer fitted on three synthetic train documents changes
+decisions against the untrained one."""
 from __future__ import annotations
 
 import subprocess
@@ -10,17 +11,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models.scorer.data import Document, document_rows, load_documents
+from models.scorer.data import Document, document_rows, load_documents, training_rows
 from models.scorer.fit import fit, model_text
-from models.scorer.train import char_dict
+from models.scorer.train import char_dict, extractor
 from samples.synth.cli import main as synth_main
 from stages.contracts.config import DocpipeConfig
 from stages.contracts.types import Page
+from stages.extraction.learned.ernie_evidence import ERNIE_FEATURES, SOURCE
 from stages.extraction.learned.extract import decide
+from stages.extraction.learned.features import FEATURE_NAMES
 from stages.extraction.learned.scorer import MODEL_FILE, Scorer
 from stages.extraction.stage import ExtractionStage
 
 TODAY = date(2026, 6, 1)
+ERNIE_COLS = [FEATURE_NAMES.index(n) for n in ERNIE_FEATURES]
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +42,13 @@ def chars():
 
 
 @pytest.fixture(scope="module")
-def fitted(train_docs, chars) -> Scorer:
-    rows = [document_rows(d, TODAY, chars=chars) for d in train_docs[:3]]
+def ernie():
+    return extractor()
+
+
+@pytest.fixture(scope="module")
+def fitted(train_docs, chars, ernie) -> Scorer:
+    rows = [document_rows(d, TODAY, chars=chars, extractor=ernie) for d in train_docs[:3]]
     x = np.concatenate([dc.features for dc, _ in rows])
     y = np.concatenate([labels for _, labels in rows])
     return fit(x, y, rounds=40, params={"min_data_in_leaf": 3})
@@ -50,25 +59,41 @@ def _pages(doc: Document) -> list[Page]:
             for i, (w, h) in enumerate(doc.page_sizes)]
 
 
-def test_training_and_runtime_compute_the_same_vectors(train_docs, chars, fitted, tmp_path) -> None:
+def test_training_and_runtime_compute_the_same_vectors(train_docs, chars, ernie, fitted, tmp_path) -> None:
     (tmp_path / MODEL_FILE).write_text(model_text(fitted), encoding="utf-8")
     cfg = DocpipeConfig.model_validate({"extraction": {"method": "learned", "scorer_dir": str(tmp_path)},
                                         "review": {"calibrated": False}})
     stage = ExtractionStage(cfg, chars)
     doc = train_docs[3]
     runtime = stage.learned_document(doc.lines, _pages(doc), TODAY)
-    training, _ = document_rows(doc, TODAY, chars=chars)
+    training, _ = document_rows(doc, TODAY, chars=chars, extractor=ernie)
     assert runtime.candidates == training.candidates
+    assert any(c.source == SOURCE for c in runtime.candidates)
+    assert not np.isnan(runtime.features[:, ERNIE_COLS]).any()
     by_candidate = dict(zip(training.candidates, map(tuple, training.features)))
     for c, row in zip(runtime.candidates, runtime.features):
-        assert tuple(row) == by_candidate[c]
+        assert np.array_equal(np.asarray(row), np.asarray(by_candidate[c]), equal_nan=True)
 
 
-def test_a_scorer_trained_on_three_documents_changes_decisions(train_docs, chars, fitted) -> None:
+def test_ernie_evidence_is_left_out_of_a_share_of_training_documents(train_docs, chars, ernie) -> None:
+    def rows(drop: float):
+        return list(training_rows(train_docs, TODAY, 0, 0.5, 0.2, 0.6, chars, ernie, drop))
+
+    kept, dropped, some = rows(0.0), rows(1.0), rows(0.5)
+    assert not any(np.isnan(x[:, ERNIE_COLS]).any() for _, x, _ in kept)
+    assert all(np.isnan(x[:, ERNIE_COLS]).all() for _, x, _ in dropped)
+    assert 0 < sum(np.isnan(x[:, ERNIE_COLS]).all() for _, x, _ in some) < len(train_docs)
+    # the drops do not move the withheld wordings: every document dropped reads as one featurized without ERNIE
+    without = list(training_rows(train_docs, TODAY, 0, 0.5, 0.2, 0.6, chars, None, 0.0))
+    for (_, a, ya), (_, b, yb) in zip(dropped, without):
+        assert np.array_equal(a, b, equal_nan=True) and np.array_equal(ya, yb)
+
+
+def test_a_scorer_trained_on_three_documents_changes_decisions(train_docs, chars, ernie, fitted) -> None:
     untrained = Scorer(None)
     changed = right_trained = right_untrained = 0
     for doc in train_docs:
-        dc, _ = document_rows(doc, TODAY, chars=chars)
+        dc, _ = document_rows(doc, TODAY, chars=chars, extractor=ernie)
         a = {k: v[0].text for k, v in decide(dc, fitted).items()}
         b = {k: v[0].text for k, v in decide(dc, untrained).items()}
         changed += sum(a.get(k) != b.get(k) for k in set(a) | set(b))

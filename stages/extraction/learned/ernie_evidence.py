@@ -1,0 +1,133 @@
+"""ERNIE-Layout as evidence for the learned decision: one extractor run over a document's pages, its decoded
+spans as candidates (source ``ernie``) and its per-character field probabilities as features of every candidate.
+A page the extractor failed on (or a document run without it) has no ERNIE candidates and NaN ERNIE features."""
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+from datetime import date
+from typing import TYPE_CHECKING, Optional, Sequence
+
+import numpy as np
+
+from stages.contracts.fields import FIELD_KEYS
+from stages.contracts.types import StageError, TextLine
+from stages.extraction.field_specs import FIELDS, normalize_field
+from stages.extraction.learned.candidates import Candidate, CharRef, DocLines
+
+if TYPE_CHECKING:
+    from stages.extraction.ernie import ErnieExtractor, Extraction
+
+log = logging.getLogger(__name__)
+
+SOURCE = "ernie"
+# mean and min of P(field's B or I tag) over the candidate's characters; whether the candidate's characters /
+# value are ERNIE's best valid span of the field; the probability of that best span (0: ERNIE found none); the
+# highest mean probability of another field's tags over the candidate's characters
+ERNIE_FEATURES = ("ernie_mean", "ernie_min", "ernie_best_span", "ernie_best_value", "ernie_field_best",
+                  "ernie_other")
+
+
+def run_extractor(extractor: "ErnieExtractor", lines: Sequence[Sequence[TextLine]],
+                  page_sizes: Sequence[tuple[float, float]]) -> tuple[Optional["Extraction"], ...]:
+    """One :meth:`~stages.extraction.ernie.ErnieExtractor.extract_batch` over the document's pages with lines;
+    per page the :class:`~stages.extraction.ernie.Extraction`, or None (no lines, or the extractor failed)."""
+    from stages.extraction.ernie import ExtractorLine, ExtractorPage
+
+    out: list[Optional["Extraction"]] = [None] * len(lines)
+    todo = [pi for pi, page_lines in enumerate(lines) if page_lines]
+    if not todo:
+        return tuple(out)
+    pages = [ExtractorPage([ExtractorLine.from_text_line(ln) for ln in lines[pi]],
+                           float(page_sizes[pi][0]), float(page_sizes[pi][1])) for pi in todo]
+    try:
+        results = extractor.extract_batch(pages)
+    except Exception as exc:  # the decision runs without ERNIE's evidence
+        log.warning("ERNIE-Layout failed on the document (%s: %s); deciding without it", type(exc).__name__, exc)
+        return tuple(out)
+    for pi, res in zip(todo, results):
+        if isinstance(res, StageError):
+            log.warning("ERNIE-Layout failed on page %d (%s: %s); deciding without it", pi, res.type, res.message)
+        else:
+            out[pi] = res
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class _Best:
+    chars: tuple[CharRef, ...]
+    value: Optional[str]
+    prob: float
+
+
+class ErnieEvidence:
+    """ERNIE's reading of one document (per page an ``Extraction`` or None): its candidates, its features."""
+
+    def __init__(self, doc: DocLines, extractions: Sequence[Optional["Extraction"]], today: date):
+        self.doc = doc
+        self.pages = tuple(extractions)
+        self.field_probs: dict[int, list[np.ndarray]] = {}  # page -> per line (n_chars, len(FIELD_KEYS))
+        self.candidates: list[Candidate] = []
+        self.best: dict[str, _Best] = {}
+        page_lines: dict[int, list[TextLine]] = {}
+        for p, _, ln in doc.flat:
+            page_lines.setdefault(p, []).append(ln)
+        for p, ex in enumerate(self.pages):
+            if ex is None:
+                continue
+            labels = list(ex.labels)
+            cols_b = [labels.index(f"B-{k}") if f"B-{k}" in labels else None for k in FIELD_KEYS]
+            cols_i = [labels.index(f"I-{k}") if f"I-{k}" in labels else None for k in FIELD_KEYS]
+            per_line = []
+            for probs in ex.char_probs:
+                probs = np.asarray(probs, np.float32).reshape(-1, len(labels))
+                fp = np.zeros((probs.shape[0], len(FIELD_KEYS)), np.float32)
+                for j, (b, i) in enumerate(zip(cols_b, cols_i)):
+                    if b is not None:
+                        fp[:, j] += probs[:, b]
+                    if i is not None:
+                        fp[:, j] += probs[:, i]
+                per_line.append(fp)
+            self.field_probs[p] = per_line
+            texts = [ln.text for ln in page_lines.get(p, [])]
+            try:
+                spans = ex.valid_fields(texts, today)
+            except ValueError as exc:  # probabilities out of step with the lines: no evidence from this page
+                log.warning("ERNIE-Layout output does not match page %d (%s)", p, exc)
+                del self.field_probs[p]
+                continue
+            for key, span in spans.items():
+                if key not in FIELDS:
+                    continue
+                chars = tuple((p, li, ci) for li, ci in span.chars if not texts[li][ci].isspace())
+                if not chars:
+                    continue
+                n = normalize_field(key, span.text, today)
+                self.candidates.append(Candidate(key, span.text, chars, n.value, tuple(n.issues), SOURCE, SOURCE))
+                cur = self.best.get(key)
+                if cur is None or span.prob > cur.prob:
+                    self.best[key] = _Best(chars, n.value, float(span.prob))
+
+    @staticmethod
+    def missing(doc: DocLines) -> "ErnieEvidence":
+        """No ERNIE evidence for the document (the extractor did not run, or its evidence is withheld)."""
+        return ErnieEvidence(doc, [None] * len(doc.page_sizes), date(2000, 1, 1))
+
+    def features(self, c: Candidate) -> list[float]:
+        """:data:`ERNIE_FEATURES` of one candidate (NaN where a page of its characters has no ERNIE reading)."""
+        rows = []
+        for p, li, ci in c.chars:
+            lines = self.field_probs.get(p)
+            if lines is None or li >= len(lines) or ci >= lines[li].shape[0]:
+                return [math.nan] * len(ERNIE_FEATURES)
+            rows.append(lines[li][ci])
+        fp = np.stack(rows)
+        j = FIELD_KEYS.index(c.key)
+        mean = fp.mean(axis=0)
+        best = self.best.get(c.key)
+        other = float(np.max(np.delete(mean, j))) if len(FIELD_KEYS) > 1 else 0.0
+        return [float(mean[j]), float(fp[:, j].min()),
+                float(best is not None and best.chars == c.chars),
+                float(best is not None and c.value is not None and best.value == c.value),
+                best.prob if best is not None else 0.0, other]
