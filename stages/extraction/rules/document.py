@@ -25,7 +25,6 @@ from stages.extraction.rules.records import OcrLineLike
 from stages.layout import text_angle
 
 
-
 class PreparedDocument:
     """A document's OCR lines as boxes (deskewed per page, split at wide gaps, wrapped labels joined), in reading
     order, with their label hits (``all_hits``; ``hits``: the strong ones) and which line each paragraph line wraps
