@@ -1,9 +1,9 @@
 """How much an unknown label wording looks like the known labels of each field (pure functions).
 
-Used by the rules extractor for labels that are not in its lexicon (``保障额度``, ``要保人``): the similarity ranks the
-fields a value could belong to, the value's shape and which fields are still empty decide (see
+Used by the rules extractor for labels that are not in its lexicon (``基本保险金额`` when the lexicon lacks it): the
+similarity ranks the fields a value could belong to, the value's shape and which fields are still empty decide (see
 :func:`stages.extraction.rules.extract_rules`). Similarity mixes character-bigram and character Dice coefficients, so
-``到期日期`` is close to ``保险到期日`` and ``要保人`` is as close to ``投保人`` as to ``被保人``.
+``满期日期`` is close to ``满期时间`` and ``被保人`` is close to ``被保险人``.
 """
 from __future__ import annotations
 

@@ -226,7 +226,7 @@ ISSUE_SURNAME = "surname_unknown"  # a personal name whose first character(s) ar
 
 
 def lexicon_issues(key: str, value: Optional[str]) -> tuple[str, ...]:
-    """Validation by the lexicons, after re-reading: a name whose surname is in no list (要保人, 联系方式, 资料: a
+    """Validation by the lexicons, after re-reading: a name whose surname is in no list (被保险人, 联系电话: a
     label or stray words read as a name, or a surname re-reading could not repair) is :data:`ISSUE_SURNAME`."""
     if key not in FIELDS or FIELDS[key].kind not in ("name", "beneficiary") or not value or value == STATUTORY or not all(_is_cjk(ch) for ch in value):
         return ()

@@ -24,7 +24,7 @@ from stages.extraction.rules.lexicon import DATE_MEANING_WORDS, Lexicon
 FEATURE_VERSION = 2
 
 STRATEGIES = ("label", "label_right", "label_below", "narrative", "pattern", "unknown_label", "same_as_policyholder",
-              "bare_amount", "bare_code", "date", "amount", "id_number", "phone", "company", "product", "code",
+              "date", "amount", "id_number", "phone", "company", "product", "code",
               "legal_heirs", "name", "address", "ernie")
 ROLES = ("policyholder", "insured", "beneficiary")
 _ROLE_RE = re.compile(r"投保|被保|受益|代理|业务员|营销员|经办|客户经理|服务人员|销售人员")

@@ -24,8 +24,6 @@ from stages.extraction.rules.occurrences import LabelHit, find_label_hits
 from stages.extraction.rules.records import OcrLineLike
 from stages.layout import text_angle
 
-_QUALIFIER = 2  # characters before a label in a label cell: 保单|签发日, 投保|险种
-
 
 class PreparedDocument:
     """A document's OCR lines as boxes (deskewed per page, split at wide gaps, wrapped labels joined), in reading
@@ -60,13 +58,11 @@ class PreparedDocument:
         self._drop_label_fragments()
 
     def starts_with_label(self, li: int) -> bool:
-        """The line opens with a known label, or with an unknown one (``要保人：``, ``受保人……``), or is a label cell:
-        a known label with at most a two-character qualifier before it and nothing after (``保单签发日``,
-        ``投保险种``), which is a table header, not a value."""
+        """The line opens with a known label, or with an unknown one (a CJK run ending in a colon or leaders:
+        ``基本保险金额：`` without that label in the lexicon)."""
         comp = self.lines[li].comp
         start = content_start(comp)
-        return (any(o.start <= start or (o.start <= start + _QUALIFIER and o.value_start == len(comp))
-                    for o in self.hits[li])
+        return (any(o.start <= start for o in self.hits[li])
                 or bool(UNKNOWN_LABEL_START_RE.match(comp, start)))
 
     def value_end(self, li: int, start: int) -> int:

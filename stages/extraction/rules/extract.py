@@ -7,7 +7,6 @@ from typing import Iterable, Optional, Sequence
 
 from stages.extraction.field_specs import FIELD_KEYS, FIELDS
 from stages.extraction.rules.bare_amounts import bare_amount_candidates
-from stages.extraction.rules.bare_codes import bare_code_candidates
 from stages.extraction.rules.candidates import UNSURE_ID, RuleCandidate, retarget
 from stages.extraction.rules.document import PreparedDocument
 from stages.extraction.rules.labels import label_candidates
@@ -33,16 +32,6 @@ def _drop_contradicted(cands: list[RuleCandidate]) -> list[RuleCandidate]:
             continue
         out.append(c)
     return out
-
-
-def assign_unsure_ids(best: dict[str, RuleCandidate], unsure: Iterable[RuleCandidate]) -> None:
-    """IDs of unknown owner fill the policyholder's ID, else (when different from it) the insured's."""
-    for c in sorted(unsure, key=lambda c: (-c.score, c.order)):
-        ph = best.get("policyholder_id_number")
-        if ph is None:
-            best["policyholder_id_number"] = retarget(c, "policyholder_id_number")
-        elif ph.match.value != c.match.value and "insured_id_number" not in best:
-            best["insured_id_number"] = retarget(c, "insured_id_number")
 
 
 def _best(cands: Iterable[RuleCandidate]) -> dict[str, RuleCandidate]:
@@ -76,7 +65,7 @@ def all_rule_candidates(lines: Sequence[OcrLineLike], today: date,
         if c.key == UNSURE_ID:
             out += [retarget(c, "policyholder_id_number"), retarget(c, "insured_id_number")]
     seen = {id(c) for c in out}
-    out += [c for c in best.values() if id(c) not in seen]  # same-as-policyholder copies and retargeted IDs
+    out += [c for c in best.values() if id(c) not in seen]  # same-as-policyholder copies
     return out
 
 
@@ -89,9 +78,8 @@ def _decide(doc: PreparedDocument) -> tuple[list[RuleCandidate], dict[str, RuleC
     labelled = _best(c for c in cands if c.key != UNSURE_ID and c.match.method != "pattern")
     cands += unknown_label_candidates(doc, labelled)
     best = _best(c for c in cands if c.key != UNSURE_ID)
-    assign_unsure_ids(best, (c for c in cands if c.key == UNSURE_ID))
-    # values whose labels were lost: amounts by premium < sum insured, a policy number by its shape
-    bare = bare_amount_candidates(doc, best) + bare_code_candidates(doc, best)
+    # amounts whose labels were lost, by premium < sum insured
+    bare = bare_amount_candidates(doc, best)
     best.update((c.key, c) for c in bare)
     cands += bare
     for key in sorted(same_as):

@@ -41,7 +41,6 @@ class LineBox:
     y0: float
     x1: float
     y1: float
-    wide_before: frozenset[int] = frozenset()  # raw indices of characters after a blank of WIDE_GAP line heights
 
     @property
     def height(self) -> float:
@@ -71,33 +70,7 @@ def prepare_line(index: int, line: OcrLineLike, angle: float = 0.0) -> LineBox:
     comp = "".join(norm[i] for i in comp_to_norm)
     pts = deskew(points_of(line), angle)
     return LineBox(index, int(getattr(line, "page", 0) or 0), raw, norm, tuple(norm_to_raw), comp, comp_to_norm,
-                   float(pts[:, 0].min()), float(pts[:, 1].min()), float(pts[:, 0].max()), float(pts[:, 1].max()),
-                   wide_blanks(line))
-
-
-WIDE_GAP = 0.6  # blank between two characters, in line heights, that the detector left inside one box (two cells)
-_WIDE_HALF, _NARROW_HALF = 0.42, 0.25  # half the advance of a CJK / full-width character and of any other
-
-
-def _half_advance(ch: str) -> float:
-    return _WIDE_HALF if unicodedata.east_asian_width(ch) in ("W", "F") else _NARROW_HALF
-
-
-def wide_blanks(line: OcrLineLike) -> frozenset[int]:
-    """Raw indices of the characters that follow a blank of at least :data:`WIDE_GAP` line heights, from the
-    characters' positions along the line (``char_u``, when the line has them): the centres' distance less both
-    half-advances. A label and the value printed a character's width after it often share one detected box."""
-    text, u = str(line.text), tuple(getattr(line, "char_u", ()) or ())
-    if len(u) != len(text) or len(text) < 2:
-        return frozenset()
-    p = points_of(line)
-    along, across = (p[3] - p[0], p[1] - p[0]) if getattr(line, "vertical", False) else (p[1] - p[0], p[3] - p[0])
-    length, height = float(np.linalg.norm(along)), float(np.linalg.norm(across))
-    if length <= 0 or height <= 0:
-        return frozenset()
-    return frozenset(i for i in range(1, len(text)) if not text[i].isspace() and not text[i - 1].isspace()
-                     and (u[i] - u[i - 1]) * length - (_half_advance(text[i - 1]) + _half_advance(text[i])) * height
-                     >= WIDE_GAP * height)
+                   float(pts[:, 0].min()), float(pts[:, 1].min()), float(pts[:, 0].max()), float(pts[:, 1].max()))
 
 
 _GAP_RE = re.compile(r"\s{2,}")
@@ -157,7 +130,7 @@ def _slice(line: LineBox, a: int, b: int) -> LineBox:
     r1 = line.norm_to_raw[b - 1] + 1
     return LineBox(line.index, line.page, line.raw[r0:r1], seg,
                    tuple(k - r0 for k in line.norm_to_raw[a:b]), "".join(seg[i] for i in comp_to_norm),
-                   comp_to_norm, x0, line.y0, x1, line.y1, frozenset(k - r0 for k in line.wide_before if r0 < k < r1))
+                   comp_to_norm, x0, line.y0, x1, line.y1)
 
 
 def raw_text(line: LineBox, n0: int, n1: int) -> str:
@@ -263,8 +236,7 @@ def merge_wrapped_labels(lines: list[LineBox], labels: re.Pattern) -> tuple[list
             head.index, head.page, head.raw + tail.raw, head.norm + tail.norm,
             head.norm_to_raw + tuple(len(head.raw) + k for k in tail.norm_to_raw),
             head.comp + tail.comp, head.comp_to_norm + tuple(len(head.norm) + k for k in tail.comp_to_norm),
-            min(head.x0, tail.x0), min(head.y0, tail.y0), max(head.x1, tail.x1), max(head.y1, tail.y1),
-            head.wide_before | frozenset(len(head.raw) + k for k in tail.wide_before))
+            min(head.x0, tail.x0), min(head.y0, tail.y0), max(head.x1, tail.x1), max(head.y1, tail.y1))
     return out, dead
 
 

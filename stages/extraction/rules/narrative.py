@@ -21,9 +21,9 @@ from stages.postprocess.values import date_spans
 
 _NAME_PAT = r"[\u4e00-\u9fff·]{2,6}?"
 _ID_LABEL_PAT = r"(?:身份证号码|身份证号|身份证件号码|身份证|证件号码|证件号)"
-# (身份证号码：…) / (被保险人公民身份号码：…): any short label ending in an ID word; the closing bracket may be read
-# as a colon right after the number (…224769：为被保险人)
-_ID_IN_PARENS = (rf"\((?:[\u4e00-\u9fff]{{0,4}}?{_ID_LABEL_PAT}|[\u4e00-\u9fff]{{0,12}}?(?:号码|证号)):?"
+# (身份证号码：…) / (被保险人证件号码：…): a short label ending in an ID word; the closing bracket may be read as a
+# colon right after the number (…224769：为被保险人)
+_ID_IN_PARENS = (rf"\((?:[\u4e00-\u9fff]{{0,4}}?{_ID_LABEL_PAT}):?"
                  rf"(?P<id>[0-9XxOoDlI|]{{17,18}})(?:(?=[,;)])[^()]*\)|:(?=为|以|向))")
 # the sentence's next clause when the comma after a product name was lost (…重大疾病保险保额为¥…)
 _AMOUNT_LABEL_PAT = r"(?:基本保险金额|保险金额|基本保额|保额|首期保险费|保险费|保费)为"

@@ -45,7 +45,7 @@ def skip_connectors(comp: str, pos: int) -> tuple[int, bool]:
 
 
 def label_box_end(comp: str, start: int, end: int, pos: int, saw: bool) -> tuple[int, bool]:
-    """A label opening its box followed only by punctuation (制单日期， / 被保险人名称。 / 保障额度·: leader dots
+    """A label opening its box followed only by punctuation (签单日期， / 被保险人姓名。 / 险种·: leader dots
     read as punctuation) ends the box: its value is another box."""
     if not saw and start <= content_start(comp) and end < len(comp) and only_punctuation(comp[end:]):
         return len(comp), True
@@ -72,7 +72,7 @@ def find_label_hits(line: LineBox, li: int, lexicon: Lexicon) -> list[LabelHit]:
         prev_norm = line.comp_to_norm[s - 1] if s > 0 else -1
         gap_before = s > 0 and line.comp_to_norm[s] - prev_norm > 1
         punct_before = s > 0 and comp[s - 1] in PUNCT
-        # a short box that ends with the label (指定受益人, 总保险金额): a label cell whose value is another box
+        # a short box that ends with the label (本期保险费, 合计保险金额): a label cell whose value is another box
         ends_box = (len(comp) <= 10 and not out and not any(ch in PUNCT for ch in comp[:s])
                     and only_punctuation(comp[e:]))
         strong = at_start or separated or gap_before or punct_before or ends_box
@@ -85,7 +85,7 @@ def find_label_hits(line: LineBox, li: int, lexicon: Lexicon) -> list[LabelHit]:
 def _tail_end(line: LineBox, end: int, lexicon: Lexicon) -> Optional[int]:
     """End of the rest of a field label that the lexicon matched only in part (``承保机构`` + ``全称：``): up to four CJK
     characters glued to the label and followed by a colon, holding no other label but an attribute word (名称).
-    (Role words and distractors take no tail: 投保人单位名称 is not the policyholder, 保险责任起始日 not 保险责任.)"""
+    (Role words and distractors take no tail: 投保人单位名称 is not the policyholder, 保险责任开始日 not 保险责任.)"""
     m = _TAIL_RE.match(line.comp, end)
     if m is None or line.comp_to_norm[m.end() - 1] - line.comp_to_norm[end - 1] != m.end() - end:
         return None  # no tail, or one set apart by a space

@@ -11,7 +11,7 @@ class OcrLineLike(Protocol):
     """What the extractor reads from a line: ``text`` and a 4x2 ``polygon`` in page pixels.
 
     A ``page`` attribute (int) is read when present (``stages.contracts.types.TextLine`` has none: page 0), and so are
-    ``char_u`` and ``vertical`` (character positions along the line; see ``lines.wide_blanks``).
+    ``char_u`` and ``vertical`` (character positions along the line; read by the learned features, not the rules).
     """
 
     @property

@@ -1,5 +1,6 @@
-"""Strategy 4, labels outside the lexicon (``保障额度：``, ``要保人``): matched to fields by similarity to known labels,
-they fill the fields still empty."""
+"""Strategy 4, labels outside the lexicon (an insurer's own wording, or a lexicon label withheld in measurement:
+``基本保险金额：`` without that label): matched to fields by similarity to known labels, they fill the fields still
+empty."""
 from __future__ import annotations
 
 import re
@@ -31,8 +32,6 @@ _MIN_SIMILARITY = 0.2
 _ROLE_PREFIX_BONUS = 0.5
 _UNKNOWN_RUN_RE = re.compile(r"[\u4e00-\u9fff]{2,10}(?:\([\u4e00-\u9fff]{1,6}\))?")
 _NAME_KINDS = ("name", "beneficiary")
-# distractors that only say "a number": 保单编号 is the policy's, 代理人编号 the agent's (the rest of the label decides)
-_IDENTIFIER_WORDS = ("编号", "编码", "代码")
 
 
 _MIN_LABEL_LIKENESS = 0.3
@@ -46,7 +45,7 @@ def _label_likeness(text: str, by_field: Mapping[str, tuple[str, ...]]) -> float
 class _Unknown:
     hit: LabelHit
     text: str  # the label as printed, compact
-    glued: bool = False  # no separator: the value follows the label in the same run (要保人苏蕾丹)
+    glued: bool = False  # no separator: the value follows the label in the same run (被保人王五, 被保人 unknown)
 
     @property
     def site_key(self) -> tuple[int, int]:
@@ -55,14 +54,12 @@ class _Unknown:
 
 
 def _known_label_ends(doc: PreparedDocument, li: int, s: int, e: int, strong_only: bool) -> bool:
-    """A known label ends at ``e`` (starting at or after ``s``): the label pass reads it, or it is someone's
-    职业, 性别 (a distractor; identifier words such as 编号 defer to the rest of the label)."""
+    """A known label ends at ``e`` (starting at or after ``s``): the label pass reads it, or it is a distractor
+    (someone's 职业, 性别)."""
     for o in (doc.hits[li] if strong_only else doc.all_hits[li]):
         if o.end != e or o.start < s:
             continue
-        if o.label.kind in ("field", "period") or (o.label.kind == "attr" and o in doc.hits[li]):
-            return True
-        if o.label.kind == "distractor" and (o.start == s or o.label.text not in _IDENTIFIER_WORDS):
+        if o.label.kind in ("field", "period", "distractor") or (o.label.kind == "attr" and o in doc.hits[li]):
             return True
     return False
 
@@ -96,7 +93,7 @@ def _unknown_labels(doc: PreparedDocument) -> list[_Unknown]:
                 out.append(_Unknown(LabelHit(li, s, e, LabelDef(text, "field"), True, value_start), text))
             opened = any(o.start <= s and (o.label.kind != "distractor" or o.value_start > o.end) for o in doc.hits[li])
             if separated or s > line_start or opened:
-                continue  # a known label opens the line (a distractor only when a separator follows: 保险责任起始日…)
+                continue  # a known label opens the line (a distractor only when a separator follows: 保险责任开始日…)
             for k in range(s + 2, min(s + 9, len(comp))):
                 text = comp[s:k]
                 if _unknown_label_text_ok(text, doc) and not _known_label_ends(doc, li, s, k, strong_only=True):
@@ -110,7 +107,7 @@ _KEY_ROLE.update({key: role for role, key in ROLE_NAME_FIELDS.items()})
 
 
 def _explicit_role(text: str) -> Optional[str]:
-    """The role a label names with a known role word (投保人公民身份号码 -> policyholder), if exactly one."""
+    """The role a label names with a known role word (投保人证件号码 -> policyholder), if exactly one."""
     roles = {role for word, role in ROLE_WORDS.items() if word in text and role != "other"}
     return roles.pop() if len(roles) == 1 else None
 
@@ -126,14 +123,14 @@ def date_meaning(text: str) -> Optional[str]:
     return found.pop() if len(found) == 1 else None
 
 
-_PERSON_LABEL_ENDS = ("人", "姓名", "名称")  # 要保人, 受益人, 投保人姓名
+_PERSON_LABEL_ENDS = ("人", "姓名", "名称")  # 被保人, 受益人, 投保人姓名
 _GLUED_PRODUCT_SIMILARITY = 0.6
 
 
 def _glued_ok(text: str, key: str, by_field: Mapping[str, tuple[str, ...]]) -> bool:
     """May a glued label introduce ``key``? Only values of a distinct shape; a person's name only after a label
     that names a person (ends in 人, 姓名, 名称), or ``保险凭证`` would read as 保险 + a name 凭证; a product only
-    after a label very like a product label (投保险种; 保险计划 is as like 保险人 and 保险费)."""
+    after a label very like a product label (险种名称; a head such as 保险条款 is as like 保险人 and 保险费)."""
     if key == "product_name":
         return field_similarities(text, {key: by_field[key]})[key] >= _GLUED_PRODUCT_SIMILARITY
     if key not in FIELDS or not (FIELDS[key].kind in _GLUED_KINDS or key == "policyholder_address"):
@@ -147,7 +144,7 @@ def unknown_label_candidates(doc: PreparedDocument, filled: Mapping[str, RuleCan
     Each unknown label is compared with the known labels of every empty field (:mod:`label_similarity`); its value
     must fit the field's shape. Pairs are taken greedily, most similar first, then in reading order, so two unknown
     person labels fill the policyholder before the insured; names go first, and an unknown label that starts with an
-    unknown name label already placed (``要保人`` → ``要保人证件号码``) follows that person's role. A glued label
+    unknown name label already placed (``被保人`` → ``被保人证件号码``, both unknown) follows that person's role. A glued label
     (no separator) may only introduce a value of a distinct shape (a name, number, date, amount or address).
     """
     taken = {(c.match.line_indices, c.match.value) for c in filled.values()}
@@ -195,7 +192,7 @@ def unknown_label_candidates(doc: PreparedDocument, filled: Mapping[str, RuleCan
                 if cands and not any((c.match.line_indices, c.match.value) in taken for c in cands):
                     order = FIELD_KEYS.index(key) if key in FIELDS else len(FIELD_KEYS)
                     pairs.append((role is None, -round(sim, 2), doc.rank[u.hit.line], order, u, key, cands))
-        pairs.sort(key=lambda p: p[:4])  # labels that name a known role (投保人公民身份号码) first
+        pairs.sort(key=lambda p: p[:4])  # labels that name a known role (投保人证件号码) first
         done: set[str] = set()
         for _, _, _, _, u, key, cands in pairs:
             if u.site_key in used or key in done or (key == "_period" and {"effective_date", "expiry_date"} & done):

@@ -115,9 +115,6 @@ def trim_value(kind: str, norm: str, s: int, e: int) -> tuple[int, int]:
     elif kind == "code":
         e = _cut_gap(norm, s, _prefix_of(norm, s, e, _CODE_CHARS), 2)
     else:  # free text: up to a wide gap or sentence punctuation
-        m = _GLUED_ADDRESS_LABEL_RE.match(norm, s)
-        if m and m.end() < e:
-            s = m.end()  # 家庭住址辽宁省…: an address label (any qualifier + 地址/住址) glued to its value
         m = _JUNK_BEFORE_PROVINCE_RE.match(norm, s)
         if m and m.end() < e:
             s = m.end()  # 上重庆市…: a speck of the underline read as a character before the province
@@ -130,7 +127,7 @@ def trim_value(kind: str, norm: str, s: int, e: int) -> tuple[int, int]:
 def trim_field(key: str, norm: str, s: int, e: int) -> tuple[int, int]:
     """Field-specific trims after :func:`trim_value`, for labels outside the lexicon that stay glued to a value:
     the next label after an address that ends in a unit (``…1606室被保人``, ``…15层居民身份证``, ``…8层3302031966…``),
-    anything after an address's room or top floor (``…103室本公司根据``, ``…35层联系方式``),
+    anything after an address's room or top floor (``…103室本公司根据``, ``…35层联系电话``),
     a label head or a long number before a product name (``名称：金福…``, ``险种名称金福…``, ``15827764502…鸿运…``) and
     whatever follows a product's qualifier
     (``…保险(分红型)RAS2027…``)."""
@@ -177,12 +174,11 @@ _PROVINCES = ("北京", "天津", "上海", "重庆", "河北", "山西", "辽�
 _JUNK_BEFORE_PROVINCE_RE = re.compile(
     "[^\u4e00-\u9fff]{0,2}[\u4e00-\u9fff]?(?=(?:%s)[\u4e00-\u9fff]{0,4}(?:省|市|自治区|特别行政区))"
     % "|".join(_PROVINCES))
-_GLUED_ADDRESS_LABEL_RE = re.compile(r"[\u4e00-\u9fff]{0,6}(?:地址|住址)[:：]?")
 
 _TEXT_MUST_CONTAIN: dict[str, tuple[str, ...]] = {
     "insurer": ("公司", "保险", "人寿", "财险", "寿险", "集团", "健康", "养老", "机构", "中心"),
-    # a product names a kind of insurance (and is not 本保险, see plausibility); a bare 保 is not enough: 承保单位,
-    # 保障额度 are labels
+    # a product names a kind of insurance (and is not 本保险, see plausibility); a bare 保 is not enough: 承保机构,
+    # 基本保额 are labels
     "product_name": ("险", "计划", "年金"),
     "policyholder_address": ("省", "市", "区", "县", "路", "街", "号", "镇", "村", "道", "巷", "弄", "室", "栋", "楼"),
 }
@@ -242,7 +238,7 @@ _COMPANY_NAME_ENDS = ("公司", "集团")  # how a company's name ends; no produ
 
 
 def _ends_like_a_label(value: str, key: str) -> bool:
-    """``总保险金额``, ``保险合同信息``: a label (of another field) or a section title read as a value."""
+    """``基本保险金额``, ``保险合同信息``: a label (of another field) or a section title read as a value."""
     if value.endswith(SECTION_SUFFIXES):
         return True
     for text, d in LABELS.items():

@@ -23,11 +23,11 @@ def continuation(doc: PreparedDocument, li: int, joiners: bool = True) -> Option
                 and abs(left.cy - nxt.cy) < left.height + nxt.height):
             if doc.hits[left.index]:
                 last = doc.hits[left.index][-1]
-                # after the last known label, nothing -- or only an unknown label (投保人|公民身份号码：)
+                # after the last known label, nothing -- or only an unknown label (投保人|证件号码： with 证件号码 unknown)
                 rest = UNKNOWN_LABEL_START_RE.match(left.comp, last.value_start)
                 empty = ((rest is not None and rest.end() == len(left.comp))
                          or doc.value_end(left.index, last.value_start) <= last.value_start)
-            else:  # a label outside the lexicon with its leaders (生效时间.··)
+            else:  # a label outside the lexicon with its leaders (起保时间.·· with 起保时间 unknown)
                 m = UNKNOWN_LABEL_START_RE.match(left.comp, content_start(left.comp))
                 empty = m is not None and m.end() == len(left.comp)
             if empty and right_of(doc, left) is nxt:

@@ -8,7 +8,7 @@ POLY = [[10, 10], [90, 10], [90, 30], [10, 30]]
 
 def result():
     lines = [{"text": t, "polygon": [[x + 100 * i for x in xy] for xy in POLY]}
-             for i, t in enumerate(["投保人", "何博瑞", "家庭住址", "山东省济南市", "历下区88号"])]
+             for i, t in enumerate(["投保人", "何博瑞", "通讯地址", "山东省济南市", "历下区88号"])]
     return {"pages": [{"index": 0, "width": 600, "height": 200, "lines": lines}]}
 
 

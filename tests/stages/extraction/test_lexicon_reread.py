@@ -125,18 +125,18 @@ def test_assembler_records_the_reading_it_replaced(chars):
 def test_a_name_with_no_listed_surname_is_flagged():
     from stages.extraction.lexicon_reread import ISSUE_SURNAME, lexicon_issues
 
-    assert lexicon_issues("policyholder_name", "要保人") == (ISSUE_SURNAME,)
-    assert lexicon_issues("beneficiary_name", "联系方式") == (ISSUE_SURNAME,)
+    assert lexicon_issues("policyholder_name", "被保险人") == (ISSUE_SURNAME,)
+    assert lexicon_issues("beneficiary_name", "联系电话") == (ISSUE_SURNAME,)
     for ok in ("张伟", "欧阳娜", "法定", "John Smith"):
         assert lexicon_issues("insured_name", ok) == ()
-    assert lexicon_issues("product_name", "要保人") == ()
+    assert lexicon_issues("product_name", "被保险人") == ()
 
 
 def test_assembled_field_with_an_unknown_surname_is_invalid(chars):
-    line = _line(chars, "要保人", {})
-    cand = Candidate("policyholder_name", "要保人", _refs("要保人"), 0.95, "rules")
+    line = _line(chars, "被保险人", {})
+    cand = Candidate("policyholder_name", "被保险人", _refs("被保险人"), 0.95, "rules")
     fields, reasons, _ = FieldAssembler(chars, 0.5, ()).assemble({"policyholder_name": [cand]}, [[line]], TODAY)
-    assert fields["policyholder_name"]["value"] == "要保人" and not fields["policyholder_name"]["valid"]
+    assert fields["policyholder_name"]["value"] == "被保险人" and not fields["policyholder_name"]["valid"]
     assert "surname_unknown" in fields["policyholder_name"]["issues"]
     assert any(r.endswith("policyholder_name") for r in reasons)
     fields, _, _ = FieldAssembler(chars, 0.5, (), lexicons=False).assemble({"policyholder_name": [cand]}, [[line]], TODAY)

@@ -129,23 +129,10 @@ def test_samples_pages_ground_truth_lines() -> None:
 
 
 def test_narrative_id_overrules_the_role_guessed_from_context() -> None:
-    lines = paragraph("投保人张三（要保人证件号码：" + PH_ID + "），以李小四（身份证号码：" + INS_ID + "）为被保险人。")
+    lines = paragraph("投保人张三（身份证号码：" + PH_ID + "），以李小四（身份证号码：" + INS_ID + "）为被保险人。")
     got = values(lines)
     assert got["insured_id_number"] == INS_ID
     assert got["policyholder_id_number"] == PH_ID
-
-
-def test_an_id_beside_the_beneficiary_fills_a_missing_insuredmake_id() -> None:
-    lines = rows(
-        ("投保人：张三", "证件号码：" + PH_ID),
-        ("被保险人：李小四",),
-        ("身故受益人：王五", "证件号码：" + INS_ID),
-        x0=60, col=450,
-    )
-    got = values(lines)
-    assert got["insured_id_number"] == INS_ID
-    assert got["policyholder_id_number"] == PH_ID
-    assert got["beneficiary_name"] == "王五"
 
 
 def test_same_as_policyholder() -> None:

@@ -60,7 +60,7 @@ def test_a_label_tail_at_a_line_start_is_not_a_label() -> None:
 
 
 def test_narrative_ids_under_any_id_label_and_a_misread_quote() -> None:
-    got = values(rows(("兹据投保人莫成浩（投保人公民身份号码：" + PH_ID + "），联系电话：15399507242），以李小四（被保险人公民身份号码："
+    got = values(rows(("兹据投保人莫成浩（投保人证件号码：" + PH_ID + "），联系电话：15399507242），以李小四（被保险人身份证号码："
                        + INS_ID + "）为被保险人，向本公司投保（乐享门急诊医疗保险B款》。",)))
     assert got["policyholder_name"] == "莫成浩"
     assert got["policyholder_id_number"] == PH_ID

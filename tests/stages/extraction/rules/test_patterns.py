@@ -1,7 +1,8 @@
 """Strategy 3: field-shaped text without a label."""
 from __future__ import annotations
 
-from tests.stages.extraction.rules.helpers import INS_ID, PH_ID, rows, values
+from stages.extraction.rules.extract import all_rule_candidates
+from tests.stages.extraction.rules.helpers import INS_ID, PH_ID, TODAY, rows, values
 
 
 def test_field_shaped_fallbacks() -> None:
@@ -17,11 +18,15 @@ def test_field_shaped_fallbacks() -> None:
     assert got["expiry_date"] == "2027-01-01"
 
 
-def test_unlabelled_ids_in_order() -> None:
+def test_unlabelled_ids_are_candidates_for_both_persons() -> None:
+    # an ID whose owner no label names is offered to both ID fields: the learned decision picks; the rules alone
+    # leave both fields empty
     lines = rows(("张三", PH_ID), ("李小四", INS_ID))
+    cands = all_rule_candidates(lines, TODAY)
+    for key in ("policyholder_id_number", "insured_id_number"):
+        assert {c.match.value for c in cands if c.key == key} == {PH_ID, INS_ID}
     got = values(lines)
-    assert got["policyholder_id_number"] == PH_ID
-    assert got["insured_id_number"] == INS_ID
+    assert got["policyholder_id_number"] is None and got["insured_id_number"] is None
 
 
 def test_unlabelled_number_must_be_a_validmake_id() -> None:
@@ -30,35 +35,6 @@ def test_unlabelled_number_must_be_a_validmake_id() -> None:
     assert got["policy_number"] == "216946169157398502"
     assert got["policyholder_id_number"] == PH_ID
     assert got["insured_id_number"] is None
-
-
-def _positioned(text: str, blank_after: int | None) -> "object":
-    """A line whose characters sit at a 24 px pitch, with a blank of one character after ``blank_after``."""
-    from dataclasses import dataclass
-
-    @dataclass(frozen=True)
-    class _Line:
-        text: str
-        polygon: tuple
-        page: int
-        char_u: tuple
-        vertical: bool = False
-
-    centres, x = [], 12.0
-    for i in range(len(text)):
-        centres.append(x)
-        x += 24 + (24 if blank_after is not None and i == blank_after else 0)
-    width = x
-    poly = ((60, 100), (60 + width, 100), (60 + width, 130), (60, 130))
-    return _Line(text, poly, 0, tuple(c / width for c in centres))
-
-
-def test_wide_blanks_are_found_from_character_positions() -> None:
-    from stages.extraction.rules.lines import wide_blanks
-
-    assert wide_blanks(_positioned("保险计划远航", 3)) == frozenset({4})
-    assert wide_blanks(_positioned("保险计划远航", None)) == frozenset()
-    assert wide_blanks(rows(("保险计划远航",))[0]) == frozenset()  # a line without positions
 
 
 def test_a_company_title_that_lost_its_last_character_is_the_insurer() -> None:

@@ -64,7 +64,7 @@ def test_the_first_characters_of_a_letter_spaced_label_are_no_name() -> None:
 
 
 def test_a_year_is_no_amount() -> None:
-    got = values(rows(("投保险种", "年交保费"), ("安盈两全保险", "（2026版）")))
+    got = values(rows(("险种名称", "年交保费"), ("安盈两全保险", "（2026版）")))
     assert got["product_name"] == "安盈两全保险"
     assert got["premium"] is None
     assert values(rows(("年交保费：2026.00元",)))["premium"] == "2026.00"  # an amount that only looks like a year
@@ -113,7 +113,7 @@ def test_a_product_names_a_kind_of_insurance():
     from stages.extraction.field_specs import normalize_field
 
     today = date(2026, 1, 1)
-    for label_like in ("承保单位", "保障额度"):
+    for label_like in ("承保机构", "基本保额"):
         assert plausibility("product_name", normalize_field("product_name", label_like, today), "label") is None
     for product in ("金福年金", "安心保障计划", "臻爱驾乘人员意外伤害保险A款"):
         assert plausibility("product_name", normalize_field("product_name", product, today), "label") is not None
@@ -122,14 +122,14 @@ def test_a_product_names_a_kind_of_insurance():
 @pytest.mark.parametrize("key, text, want", [
     # a product ends with its qualifiers and edition; a long number glued before it is not part of it
     ("product_name", "瑞丰人寿福满堂两全保险(分红型)RAS202794592739", "瑞丰人寿福满堂两全保险(分红型)"),
-    ("product_name", "金瑞养老年金保险(万能型)总保险金额人民币壹佰叁拾陆万圆整", "金瑞养老年金保险(万能型)"),
+    ("product_name", "金瑞养老年金保险(万能型)基本保险金额人民币壹佰叁拾陆万圆整", "金瑞养老年金保险(万能型)"),
     ("product_name", "金福终身寿险(2024版)(互联网专属)A款", "金福终身寿险(2024版)(互联网专属)A款"),
     ("product_name", "1582776450235620669鸿运医疗保险(尊享版)", "鸿运医疗保险(尊享版)"),
     ("product_name", "E家保家庭财产保险", "E家保家庭财产保险"),
     ("product_name", "金福终身寿险", "金福终身寿险"),
     # an address ends with its room or top floor
     ("policyholder_address", "山西省太原市小店区延安路6号丽景华庭27栋4单元103室本公司根据", "山西省太原市小店区延安路6号丽景华庭27栋4单元103室"),
-    ("policyholder_address", "新疆乌鲁木齐市天山区世纪东路373号商务中心35层联系方式", "新疆乌鲁木齐市天山区世纪东路373号商务中心35层"),
+    ("policyholder_address", "新疆乌鲁木齐市天山区世纪东路373号商务中心35层联系电话", "新疆乌鲁木齐市天山区世纪东路373号商务中心35层"),
     ("policyholder_address", "广州市天河区体育西路1902室13812345678", "广州市天河区体育西路1902室"),
     ("policyholder_address", "江苏省无锡市滨湖区湖滨路3层301室", "江苏省无锡市滨湖区湖滨路3层301室"),
     ("policyholder_address", "北京市朝阳区建设路11号3层A座", "北京市朝阳区建设路11号3层A座"),
