@@ -1,5 +1,5 @@
 """The scorer's training path: the same feature vectors as at runtime, and a scorer fitted on three synthetic
-train documents changes decisions against the untrained one."""
+train documents changes decisions against the untrained one; the training rows are kept compactly for refits."""
 from __future__ import annotations
 
 import subprocess
@@ -17,6 +17,7 @@ from samples.synth.cli import main as synth_main
 from stages.contracts.config import DocpipeConfig
 from stages.contracts.types import Page
 from stages.extraction.learned.extract import decide
+from stages.extraction.learned.features import FEATURE_NAMES
 from stages.extraction.learned.scorer import MODEL_FILE, Scorer
 from stages.extraction.stage import ExtractionStage
 
@@ -85,3 +86,26 @@ def test_runtime_imports_no_paddlenlp() -> None:
     code = ("import sys, stages.extraction.learned.extract, stages.extraction.learned.scorer; "
             "sys.exit(int('paddlenlp' in sys.modules))")
     assert subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[3]).returncode == 0
+
+
+def test_training_rows_are_kept_compactly_and_subsampled_above_the_limit(tmp_path, monkeypatch) -> None:
+    from models.scorer import train
+
+    rng = np.random.default_rng(1)
+    x = rng.random((3000, len(FEATURE_NAMES))).astype(np.float32)
+    y = (rng.random(3000) < 0.3).astype(np.float32)
+    names = [f"doc{i // 30}" for i in range(3000)]
+    whole = train.save_rows(tmp_path / "all.npz", x, y, names)
+    assert whole["rows"] == 3000 and whole["negative_share"] == 1.0
+    rx, ry, rw = train.load_rows(tmp_path / "all.npz")
+    np.testing.assert_array_equal(rx, x)
+    np.testing.assert_array_equal(ry, y)
+    assert (rw == 1.0).all()
+    monkeypatch.setattr(train, "MAX_ROWS_BYTES", whole["bytes"] // 2)
+    part = train.save_rows(tmp_path / "part.npz", x, y, names)
+    assert part["bytes"] < whole["bytes"] and 0 < part["negative_share"] < 1
+    px, py, pw = train.load_rows(tmp_path / "part.npz")
+    assert py.sum() == y.sum()  # every positive kept
+    assert np.allclose(pw[py == 0], 1 / part["negative_share"], rtol=1e-3) and (pw[py == 1] == 1).all()
+    with np.load(tmp_path / "part.npz") as data:
+        assert sorted(set(data["names"][data["doc"]])) == sorted(set(names))
