@@ -4,11 +4,13 @@ label wordings and their layout relations, and write the adapted folder's manife
 The label folder is docs/labels_format.md. A field's value is looked for in the boxes the correction's span names
 (``fields.<key>.lines``: indices into ``pages[page].lines``, when the review page sent them), else anywhere in the
 document (:mod:`.locate`); the text the pipeline had read (``fields.<key>.text``) picks among several places.
-A bad or unreadable file is skipped and reported in the manifest, never fatal."""
+A bad or unreadable file is skipped and reported in the manifest, never fatal. Then the learned decision's scorer is
+refit with the corrections weighted in and the synthetic rows kept (:mod:`.refit`, ``OUT/scorer/``)."""
 from __future__ import annotations
 
 import json
 import logging
+import shutil
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -18,7 +20,7 @@ from typing import Any, Optional, Sequence
 
 from models.adapt.locate import Box, Located, box_of, occurrences, wrapped_occurrence
 from models.adapt.wordings import Finding, learn_from
-from stages.extraction.adapted import FORMAT_VERSION, MANIFEST
+from stages.extraction.adapted import FORMAT_VERSION, MANIFEST, SCORER_SUBDIR
 from stages.extraction.field_specs import FIELDS
 from stages.extraction.rules.lexicon import FULL_LEXICON, Lexicon
 from stages.postprocess.values import compact
@@ -156,8 +158,23 @@ def wordings_json(learned: Learned) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def write_adapted(labels: Path, out: Path, command: Sequence[str], extra: Optional[dict[str, Any]] = None) -> dict:
-    """Learn from ``labels`` and write ``out/adapted.json``; returns the manifest."""
+def _write(out: Path, manifest: dict) -> None:
+    (out / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+
+
+def _refit(labels: Path, docs: Sequence[LabelledDocument], out: Path, weight: Optional[float]) -> dict[str, Any]:
+    from models.adapt.refit import CORRECTION_WEIGHT, ROWS_FILE, refit
+    from stages.contracts.registry import resolve_weights_dir
+
+    pairs = [(labels / d.name, json.loads((labels / d.name).read_text(encoding="utf-8"))) for d in docs]
+    synthetic = resolve_weights_dir("docpipe_scorer", None) / ROWS_FILE
+    return refit(pairs, out, synthetic, CORRECTION_WEIGHT if weight is None else weight)
+
+
+def write_adapted(labels: Path, out: Path, command: Sequence[str], extra: Optional[dict[str, Any]] = None,
+                  scorer: bool = True, weight: Optional[float] = None) -> dict:
+    """Learn from ``labels`` and write ``out/adapted.json``; with ``scorer``, refit the scorer into
+    ``out/scorer/`` (:mod:`.refit`, correction rows weighing ``weight``). Returns the manifest."""
     started = time.perf_counter()
     docs, skipped = read_label_folder(labels)
     learned = learn(docs)
@@ -174,7 +191,15 @@ def write_adapted(labels: Path, out: Path, command: Sequence[str], extra: Option
     manifest.update(extra or {})
     manifest["seconds"] = round(time.perf_counter() - started, 3)
     out.mkdir(parents=True, exist_ok=True)
-    (out / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    shutil.rmtree(out / SCORER_SUBDIR, ignore_errors=True)  # never a refit of an earlier label folder
+    _write(out, manifest)  # the wordings first: the refit reads the documents as the runtime will
+    if scorer and docs:
+        entry = _refit(labels, docs, out, weight)
+        manifest["scorer"] = entry
+        if entry.get("refit"):
+            manifest["learned"] = list(manifest["learned"]) + ["scorer"]
+        manifest["seconds"] = round(time.perf_counter() - started, 3)
+        _write(out, manifest)
     log.info("adapted folder: %d documents, %d skipped, fields %s", len(docs), len(skipped), dict(learned.fields))
     return manifest
 
@@ -190,11 +215,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--command", default="[]", help="the user's command, as a JSON list, recorded in the manifest")
     p.add_argument("--ernie", action="store_true", help="OUT/ernie/ holds an ERNIE-Layout fine-tune")
+    p.add_argument("--no-scorer", action="store_true", help="learn the wordings only (no scorer refit)")
+    p.add_argument("--weight", type=float, default=None, help="weight of a correction row (default: refit.py)")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     extra = {"learned": ["wordings", "ernie"]} if args.ernie else None
-    manifest = write_adapted(args.labels, args.out, json.loads(args.command), extra)
+    manifest = write_adapted(args.labels, args.out, json.loads(args.command), extra, not args.no_scorer, args.weight)
     summary = {k: manifest[k] for k in ("learned", "fields", "wordings", "seconds")}
+    if "scorer" in manifest:
+        summary["scorer"] = {k: v for k, v in manifest["scorer"].items() if k in ("refit", "rows", "weights", "reason")}
     summary["documents"] = manifest["labels"]["documents"]
     summary["skipped_files"] = len(manifest["labels"]["skipped_files"])
     sys.stdout.write(json.dumps(summary, ensure_ascii=False) + "\n")

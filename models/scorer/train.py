@@ -9,7 +9,9 @@
 learns to use geometry, value types and similarity and not only exact labels. ERNIE-Layout runs on every document
 as at runtime; on ``--ernie-drop`` of them its evidence is left out, so that the scorer also learns to decide
 without it (a page the extractor fails on). ``training.json`` beside the model
-records the command, the seeds and the data."""
+records the command, the seeds and the data; ``rows.npz`` beside it keeps the training rows (features, labels,
+document ids; :func:`save_rows`) so that an adapted folder refits the scorer with corrections weighted in
+(``models/adapt/refit.py``) without featurizing the synthetic pages again."""
 from __future__ import annotations
 
 import argparse
@@ -31,6 +33,44 @@ from stages.extraction.learned.scorer import MODEL_FILE
 from stages.recognition.ctc import CharDict
 
 log = logging.getLogger("models.scorer.train")
+
+ROWS_FILE = "rows.npz"
+MAX_ROWS_BYTES = 4_000_000  # above this, a fixed seeded share of the negatives is kept (recorded in the file)
+
+
+def _write_rows(path: Path, x: np.ndarray, y: np.ndarray, doc: np.ndarray, names: Sequence[str],
+                negative_share: float) -> None:
+    np.savez_compressed(path, features=np.asarray(x, np.float32), labels=np.asarray(y, np.uint8),
+                        doc=np.asarray(doc, np.int32), names=np.asarray(list(names)),
+                        negative_share=np.float32(negative_share))
+
+
+def save_rows(path: Path, x: np.ndarray, y: np.ndarray, names: Sequence[str], seed: int = 0) -> dict:
+    """Write the training rows compactly (float32 features, uint8 labels, int32 document ids, compressed). When
+    the file would exceed :data:`MAX_ROWS_BYTES`, all positives and a seeded share of the negatives are kept and
+    the share is stored (``negative_share``: a refit weighs kept negatives by its inverse). Returns what was kept."""
+    uniq = sorted(set(names))
+    index = {n: i for i, n in enumerate(uniq)}
+    doc = np.array([index[n] for n in names], np.int32)
+    _write_rows(path, x, y, doc, uniq, 1.0)
+    share = 1.0
+    size = path.stat().st_size
+    if size > MAX_ROWS_BYTES:
+        share = MAX_ROWS_BYTES / size * 0.95
+        keep = (y > 0) | (np.random.default_rng(seed).random(len(y)) < share)
+        _write_rows(path, x[keep], y[keep], doc[keep], uniq, share)
+    return {"file": path.name, "rows": int(np.load(path)["labels"].size), "negative_share": round(share, 4),
+            "bytes": path.stat().st_size}
+
+
+def load_rows(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(features, labels, weights) of a ``rows.npz``; kept negatives of a subsample weigh 1 / ``negative_share``."""
+    with np.load(path) as data:
+        x = data["features"].astype(np.float32)
+        y = data["labels"].astype(np.float32)
+        share = float(data["negative_share"])
+    w = np.where(y > 0, 1.0, 1.0 / share).astype(np.float32)
+    return x, y, w
 
 
 def char_dict() -> CharDict:
@@ -117,6 +157,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     scorer = fit(x, y, seed=args.seed, rounds=args.rounds)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / MODEL_FILE).write_text(model_text(scorer), encoding="utf-8")
+    rows = save_rows(args.out / ROWS_FILE, x, y, names, args.seed)
+    log.info("wrote %s: %d rows, %d bytes", rows["file"], rows["rows"], rows["bytes"])
     import lightgbm
 
     record = {
@@ -127,7 +169,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "truth_lines": [_data_record(f) for f in args.truth], "ocr_caches": [_data_record(f) for f in args.ocr],
         "candidates": int(len(y)), "positives": int(y.sum()), "documents": len(set(names)),
         "feature_version": FEATURE_VERSION, "features": list(FEATURE_NAMES),
-        "params": PARAMS, "rounds": args.rounds, "lightgbm": lightgbm.__version__,
+        "params": PARAMS, "rounds": args.rounds, "lightgbm": lightgbm.__version__, "rows": rows,
     }
     (args.out / "training.json").write_text(json.dumps(record, ensure_ascii=False, indent=1), encoding="utf-8")
     log.info("wrote %s", args.out / MODEL_FILE)

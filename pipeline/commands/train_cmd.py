@@ -1,9 +1,10 @@
 """``docpipe train --labels DIR --out OUT [--ernie ...]``: adapt the pipeline to corrected results.
 
-By default (seconds, no network training) OUT becomes an adapted folder: ``OUT/adapted.json`` holds the label
-wordings and layout relations learned per field from the corrections (``python -m models.adapt.folder``, a child
-process); a config with
-``extraction.model_dir: OUT`` runs the rules with them (docs/adaptation.md). ``--ernie`` also fine-tunes
+By default (no network training; about a minute for 20 documents) OUT becomes an adapted folder:
+``OUT/adapted.json`` holds the label wordings and layout relations learned per field from the corrections, and
+``OUT/scorer/`` a refit of the learned decision's scorer with the corrections weighted in
+(``python -m models.adapt.folder``, a child process); a config with ``extraction.model_dir: OUT`` runs the pipeline
+with them (docs/adaptation.md). ``--ernie`` also fine-tunes
 ERNIE-Layout on the same folder into ``OUT/ernie/``.
 
 The ERNIE fine-tune needs PaddleNLP, which the runtime never imports. This command therefore always runs

@@ -3,8 +3,10 @@
 ``extraction.model_dir`` names either an adapted folder (it holds ``adapted.json``) or a plain ERNIE-Layout
 export. An adapted folder carries label wordings learned from reviewers' corrections, per field with
 the layout relation that joined wording and value; the rules load them as extra lexicon labels. It may carry an
-ERNIE-Layout fine-tune in ``ernie/``. Unless it records a calibration of its own, a field decided through a learned
-wording sends its document to a person (:data:`REASON_UNCALIBRATED`)."""
+ERNIE-Layout fine-tune in ``ernie/`` and a refit of the learned decision's scorer in ``scorer/`` (synthetic rows
+and the corrections weighted in). Unless it records a calibration of its own, a field decided through a learned
+wording, or one the refit scorer decides otherwise than the shipped scorer, sends its document to a person
+(:data:`REASON_UNCALIBRATED`)."""
 from __future__ import annotations
 
 import json
@@ -18,6 +20,7 @@ log = logging.getLogger(__name__)
 MANIFEST = "adapted.json"
 FORMAT_VERSION = 1
 ERNIE_SUBDIR = "ernie"
+SCORER_SUBDIR = "scorer"  # a refit scorer: scorer.txt (stages/extraction/learned/scorer.py)
 RELATIONS = ("same_line_prefix", "right_of", "below", "table_header", "row_label")
 # review reason ``uncalibrated:<source>``: a field was decided by evidence the shipped calibrator was not fitted on
 REASON_UNCALIBRATED = "uncalibrated:adapted"
@@ -46,6 +49,7 @@ class AdaptedFolder:
     wordings: tuple[LearnedWording, ...]
     calibrated: bool  # the folder carries a calibration fitted on held-back corrections
     ernie_dir: Optional[Path]  # an ERNIE-Layout fine-tune inside the folder, if any
+    scorer_dir: Optional[Path] = None  # a refit of the learned decision's scorer inside the folder, if any
 
     @property
     def pairs(self) -> tuple[tuple[str, str], ...]:
@@ -81,8 +85,11 @@ def load_adapted(path: Path) -> AdaptedFolder:
             wordings.append(w)
     calibration = data.get("calibration") or {}
     ernie = path / ERNIE_SUBDIR
+    scorer = path / SCORER_SUBDIR
+    from stages.extraction.learned.scorer import MODEL_FILE
+
     folder = AdaptedFolder(path, tuple(wordings), bool(calibration.get("calibrated", False)),
-                           ernie if ernie.is_dir() else None)
-    log.info("adapted folder: %d learned wordings, calibrated=%s, ernie=%s", len(folder.wordings),
-             folder.calibrated, folder.ernie_dir is not None)
+                           ernie if ernie.is_dir() else None, scorer if (scorer / MODEL_FILE).is_file() else None)
+    log.info("adapted folder: %d learned wordings, calibrated=%s, ernie=%s, scorer=%s", len(folder.wordings),
+             folder.calibrated, folder.ernie_dir is not None, folder.scorer_dir is not None)
     return folder

@@ -14,7 +14,7 @@ from stages.contracts.config import DocpipeConfig
 from stages.extraction.adapted import REASON_UNCALIBRATED, AdaptedFolder, is_adapted, load_adapted
 from stages.extraction.assemble import Candidate, FieldAssembler
 from stages.extraction.confidence import calibration_folder, load_calibrators
-from stages.extraction.field_specs import FIELDS
+from stages.extraction.field_specs import FIELDS, normalize_field
 from stages.extraction.hybrid import arrange_all, check_policies
 from stages.extraction.label_reread import LabelIndex, reread_labels
 from stages.extraction.rules import RuleMatch, extract_rules
@@ -38,6 +38,14 @@ def rule_candidate(m: RuleMatch, flat_lines: Sequence[tuple[int, int, TextLine]]
     if pos:
         chars = tuple((involved[k][0], involved[k][1], ci) for k, ci in pos)
     return Candidate(m.key, m.text, chars, float(m.score), "rules", m.method, m.rivals, m.margin)
+
+
+def _same_value(key: str, a: Candidate, b: Candidate, today: date) -> bool:
+    """One span, or two printings of one normalized value (a date printed twice, an amount in words and figures)."""
+    if (a.text, a.chars) == (b.text, b.chars):
+        return True
+    va = normalize_field(key, a.text, today).value
+    return va is not None and va == normalize_field(key, b.text, today).value
 
 
 @dataclass(frozen=True)
@@ -80,10 +88,13 @@ class ExtractionStage:
         # one calibrator per decision source; a source without one sends its documents to review
         calibrators = load_calibrators(calibration_folder(rc.calibration_dir, ec.model_dir)) if rc.calibrated else {}
         self.scorer = None
+        self.refit = None
         if ec.method == "learned":
             from stages.extraction.learned.scorer import Scorer, load_score_calibrator
 
             self.scorer = Scorer.load(ec.scorer_dir)
+            # an adapted folder's refit scorer decides; the shipped one says which decisions its calibration covers
+            self.refit = Scorer.load(self.adapted.scorer_dir) if self.adapted and self.adapted.scorer_dir else None
             learned = load_score_calibrator(ec.scorer_dir) if rc.calibrated else None
             if learned is not None:
                 calibrators["learned"] = learned
@@ -165,10 +176,33 @@ class ExtractionStage:
 
     def learned_candidates(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page],
                            today: date) -> dict[str, list[Candidate]]:
+        return self.learned_decision(lines, pages, today)[0]
+
+    def learned_decision(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page],
+                         today: date) -> tuple[dict[str, list[Candidate]], list[str]]:
+        """The learned decision's candidate per field, and the fields an adapted folder's refit scorer decides
+        otherwise than the shipped scorer (another value, or empty against a value, or a value against empty).
+        Where both decide the same value (the same span, or another printing of the same normalized value), the
+        shipped scorer's candidate (its span and P) stands, so the shipped calibration, fitted on that P, still
+        holds; the others are uncalibrated (docs/adaptation.md)."""
         from stages.extraction.learned.extract import decide
 
         assert self.scorer is not None
-        return decide(self.learned_document(lines, pages, today), self.scorer)
+        dc = self.learned_document(lines, pages, today)
+        shipped = decide(dc, self.scorer)
+        if self.refit is None:
+            return shipped, []
+        refit = decide(dc, self.refit)
+        out, otherwise = {}, []
+        for key in sorted(set(shipped) | set(refit)):
+            s, r = shipped.get(key), refit.get(key)
+            if s is not None and r is not None and _same_value(key, s[0], r[0], today):
+                out[key] = s
+                continue
+            otherwise.append(key)
+            if r is not None:
+                out[key] = r
+        return out, otherwise
 
     def learned_fields(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page],
                        today: date) -> tuple[dict[str, Any], list[str], dict[str, Any]]:
@@ -176,10 +210,12 @@ class ExtractionStage:
         confidence holds for that field as well (stages/extraction/learned/confidence.py)."""
         from stages.extraction.learned.confidence import AgreementCalibrator, RulesView, agreement
 
-        cands = self.learned_candidates(lines, pages, today)
+        cands, otherwise = self.learned_decision(lines, pages, today)
         decisions = self.assembler.decisions(cands, lines, today)
         fields, reasons, diagnostics = self.assembler.assemble(cands, lines, today, flag_disagreement=(),
                                                                decisions=decisions)
+        if self.refit is not None:
+            diagnostics["adapted_scorer"] = {"decided_otherwise": otherwise}
         calibrators = self.assembler.calibrators
         if "learned" not in calibrators or "rules" not in calibrators:  # uncalibrated:learned, or learned P alone
             return fields, reasons, diagnostics
@@ -192,6 +228,8 @@ class ExtractionStage:
         fields, reasons, diagnostics = assembler.assemble(cands, lines, today, flag_disagreement=(),
                                                           decisions=decisions)
         diagnostics["rules"] = {"agree": sorted(agree), "found": sorted(rules.values)}
+        if self.refit is not None:
+            diagnostics["adapted_scorer"] = {"decided_otherwise": otherwise}
         return fields, reasons, diagnostics
 
     def __call__(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page]) -> DocumentFields:
@@ -205,7 +243,9 @@ class ExtractionStage:
             # the per-field policy decides where a disagreement is a review reason; the assembler routes it
             flagged = {reason.split(":", 1)[1] for reason in disagree}
             fields, reasons, diagnostics = self.assembler.assemble(cands, lines, today, flag_disagreement=flagged)
-        if self.adapted is not None and not self.adapted.calibrated and any(
-                LEARNED_PREFIX in str(ev.get("how", "")) for ev in diagnostics["evidence"].values()):
-            reasons = [REASON_UNCALIBRATED] + reasons  # learned evidence: the shipped calibrator never saw it
+        if self.adapted is not None and not self.adapted.calibrated and (any(
+                LEARNED_PREFIX in str(ev.get("how", "")) for ev in diagnostics["evidence"].values())
+                or diagnostics.get("adapted_scorer", {}).get("decided_otherwise")):
+            # learned evidence, or a refit decision: the shipped calibrator never saw it
+            reasons = [REASON_UNCALIBRATED] + reasons
         return DocumentFields(fields, reasons, diagnostics)

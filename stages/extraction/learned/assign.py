@@ -1,14 +1,17 @@
 """One joint assignment per document: at most one candidate per field, no character used by two fields, and the
-cross-field constraints (issue <= effective < expiry, premium < sum insured, one valid ID number = one person),
-maximising the sum of log P (log P(absent) for an empty field) by an exact branch and bound over each field's
-top candidates."""
+cross-field constraints (issue <= effective < expiry, premium < sum insured, one valid ID number = one person, a
+table row or column that one role cell heads holds one person's fields), maximising the sum of log P
+(log P(absent) for an empty field) by an exact branch and bound over each field's top candidates."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Optional, Sequence
+from dataclasses import dataclass, field
+from typing import Mapping, Optional, Sequence
 
-from stages.extraction.learned.candidates import Candidate
+import numpy as np
+
+from stages.extraction.learned.candidates import Candidate, DocLines
+from stages.extraction.rules.lexicon import ATTR_WORDS, Lexicon
 
 TOP_K = 5  # candidates per field the search considers (distinct value and span), besides "no value"
 MAX_NODES = 200_000  # search nodes before the best assignment found so far is taken
@@ -30,6 +33,101 @@ def may_share_span(a: str, b: str) -> bool:
     return {a.split("_", 1)[0], b.split("_", 1)[0]} == {"policyholder", "insured"} and _attr(a) == _attr(b)
 
 
+def _role(key: str) -> Optional[str]:
+    return next((r for r in ("policyholder", "insured", "beneficiary") if key.startswith(r + "_")), None)
+
+
+LineRef = tuple[int, int]  # (page, line index)
+
+
+@dataclass(frozen=True)
+class RoleCells:
+    """Where one role word heads a table row or column: ``row[line]`` / ``column[line]`` = the line of the role
+    cell heading the row / column the line is in (absent where no single role heads it)."""
+
+    row: Mapping[LineRef, LineRef] = field(default_factory=dict)
+    column: Mapping[LineRef, LineRef] = field(default_factory=dict)
+
+    def same_cell(self, a: Candidate, b: Candidate) -> bool:
+        """Whether ``a`` and ``b`` take their values from one role-headed row or one role-headed column."""
+        la, lb = a.chars[0][:2], b.chars[0][:2]
+        return any(m.get(la) is not None and m.get(la) == m.get(lb) for m in (self.row, self.column))
+
+
+_ATTRS = tuple(w for words in ATTR_WORDS.values() for w in words)
+
+
+def _roles_in(text: str, lexicon: Lexicon) -> set[str]:
+    return {d.role for m in lexicon.pattern.finditer(text)
+            if (d := lexicon.labels.get(m.group())) is not None and d.role}
+
+
+def _role_cell(text: str, lexicon: Lexicon) -> Optional[str]:
+    """The person's role a table's role cell names (``投保人``, ``被保险人：``, a learned role word), or None: a short
+    text, no value after a separator, no attribute word (``被保险人姓名`` is a column's label, not a row's)."""
+    t = text.strip().rstrip(":：").strip()
+    if not 0 < len(t) <= 8 or any(ch in t for ch in ":：") or any(ch.isdigit() for ch in t) or any(
+            w in t for w in _ATTRS):
+        return None
+    roles = _roles_in(t, lexicon)
+    return next(iter(roles)) if len(roles) == 1 and roles != {"other"} else None
+
+
+def _aligned(a: np.ndarray, b: np.ndarray) -> bool:
+    """Two boxes of one table row: centres within a third of the smaller height."""
+    h = max(1.0, min(a[3] - a[1], b[3] - b[1]))
+    return abs((a[1] + a[3]) - (b[1] + b[3])) / 2 <= h / 3
+
+
+def role_cells(doc: DocLines, lexicon: Lexicon) -> RoleCells:
+    """The role-headed rows and columns of a document's tables, from line geometry and the lexicon's role labels.
+
+    A role cell (:func:`_role_cell`) that is the leftmost box of its row heads the boxes right of it on that row
+    (centres aligned) when none of them names a role. Two role cells or more of different roles on one row head
+    columns: a line below a cell, overlapping it horizontally by half the narrower width, is in that cell's column
+    while no line between names a role and its own row names none."""
+    row: dict[LineRef, LineRef] = {}
+    column: dict[LineRef, LineRef] = {}
+    pages: dict[int, list[tuple[int, np.ndarray, set[str], Optional[str]]]] = {}
+    for p, li, ln in doc.flat:
+        pts = np.asarray(ln.polygon, np.float32).reshape(-1, 2)
+        box = np.array([pts[:, 0].min(), pts[:, 1].min(), pts[:, 0].max(), pts[:, 1].max()], np.float32)
+        pages.setdefault(p, []).append((li, box, _roles_in(ln.text, lexicon), _role_cell(ln.text, lexicon)))
+    for p, lines in pages.items():
+        mates = {m[0]: [o for o in lines if o[0] != m[0] and _aligned(m[1], o[1])] for m in lines}
+        for li, box, _, cell in lines:
+            if cell is None or any(o[1][0] < box[0] for o in mates[li]):
+                continue
+            right = [o for o in mates[li] if o[1][0] > box[0]]
+            if right and not any(o[2] for o in right):
+                for o in right:
+                    row[(p, o[0])] = (p, li)
+                row[(p, li)] = (p, li)
+        headers = [m for m in lines if m[3] is not None
+                   and len({m[3]} | {o[3] for o in mates[m[0]] if o[3] is not None}) >= 2]
+        role_lines = [m for m in lines if m[2]]
+        for li, box, roles, _ in lines:
+            if roles or any(o[2] for o in mates[li]):
+                continue
+            width = box[2] - box[0]
+            best = None
+            for h in headers:
+                hb = h[1]
+                if hb[3] > box[1] + 0.3 * (box[3] - box[1]):
+                    continue
+                if min(hb[2], box[2]) - max(hb[0], box[0]) < 0.5 * max(1.0, min(width, hb[2] - hb[0])):
+                    continue
+                if best is None or hb[3] > best[1][3]:
+                    best = h
+            if best is None:
+                continue
+            top, bottom = best[1][3], box[1]
+            if any(top < (m[1][1] + m[1][3]) / 2 < bottom for m in role_lines):
+                continue
+            column[(p, li)] = (p, best[0])
+    return RoleCells(row, column)
+
+
 def _num(v: Optional[str]) -> Optional[float]:
     try:
         return float(v) if v is not None else None
@@ -37,7 +135,7 @@ def _num(v: Optional[str]) -> Optional[float]:
         return None
 
 
-def consistent(chosen: dict[str, Candidate]) -> bool:
+def consistent(chosen: dict[str, Candidate], cells: Optional[RoleCells] = None) -> bool:
     """Whether the chosen candidates can stand together (values that failed to normalize are not compared)."""
     v = {k: c.value for k, c in chosen.items()}
     issue, eff, exp = v.get("issue_date"), v.get("effective_date"), v.get("expiry_date")
@@ -60,7 +158,17 @@ def consistent(chosen: dict[str, Candidate]) -> bool:
         for b in keys[i + 1:]:
             if not may_share_span(a, b) and chosen[a].span & chosen[b].span:
                 return False
+            if cells is not None and _different_people(a, b, chosen) and cells.same_cell(chosen[a], chosen[b]):
+                return False
     return True
+
+
+def _different_people(a: str, b: str, chosen: dict[str, Candidate]) -> bool:
+    """Fields of two roles, not one printed value shared by both (投保人/被保险人: 张三)."""
+    ra, rb = _role(a), _role(b)
+    if ra is None or rb is None or ra == rb:
+        return False
+    return not (may_share_span(a, b) and chosen[a].span & chosen[b].span)
 
 
 def _options(scored: Sequence[Scored]) -> dict[str, list[Scored]]:
@@ -73,8 +181,9 @@ def _options(scored: Sequence[Scored]) -> dict[str, list[Scored]]:
     return {key: sorted(d.values(), key=lambda s: -s.p)[:TOP_K] for key, d in by_key.items()}
 
 
-def assign(scored: Sequence[Scored]) -> dict[str, Optional[Scored]]:
-    """The best consistent assignment: field -> chosen candidate (or None), for every field with a candidate."""
+def assign(scored: Sequence[Scored], cells: Optional[RoleCells] = None) -> dict[str, Optional[Scored]]:
+    """The best consistent assignment: field -> chosen candidate (or None), for every field with a candidate;
+    with ``cells`` (:func:`role_cells`), two people's fields never come from one role-headed row or column."""
     options = _options(scored)
     keys = sorted(options, key=lambda k: -options[k][0].p)
     choices: list[list[tuple[float, Optional[Scored]]]] = []
@@ -101,7 +210,7 @@ def assign(scored: Sequence[Scored]) -> dict[str, Optional[Scored]]:
         for s_log, s in choices[i]:
             if s is not None:
                 chosen[keys[i]] = s.candidate
-                if not consistent(chosen):
+                if not consistent(chosen, cells):
                     del chosen[keys[i]]
                     continue
             picked[i] = s

@@ -12,7 +12,7 @@ import numpy as np
 from stages.contracts.types import TextLine
 from stages.extraction.decisions import Candidate as FieldCandidate
 from stages.extraction.label_reread import LabelIndex, reread_labels
-from stages.extraction.learned.assign import Scored, assign
+from stages.extraction.learned.assign import Scored, assign, role_cells
 from stages.extraction.learned.candidates import Candidate, DocLines, merge, rule_candidates
 from stages.extraction.learned.detectors import detector_candidates
 from stages.extraction.learned.ernie_evidence import ErnieEvidence
@@ -85,7 +85,7 @@ def decide(dc: DocumentCandidates, scorer: Scorer) -> dict[str, list[FieldCandid
         d = best_other.setdefault(s.candidate.key, {})
         d[s.candidate.value] = max(d.get(s.candidate.value, 0.0), s.p)
     out: dict[str, list[FieldCandidate]] = {}
-    for key, s in assign(scored).items():
+    for key, s in assign(scored, role_cells(dc.doc, dc.lexicon)).items():
         if s is None:
             continue
         c = s.candidate

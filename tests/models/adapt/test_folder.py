@@ -47,7 +47,7 @@ def _write_labels(folder: Path, truths: list[dict]) -> None:
 def test_one_corrected_document_teaches_the_next_document_of_its_layout(ledger, tmp_path) -> None:
     first, second = ledger
     _write_labels(tmp_path / "labels", [first])
-    manifest = write_adapted(tmp_path / "labels", tmp_path / "out", ["test"])
+    manifest = write_adapted(tmp_path / "labels", tmp_path / "out", ["test"], scorer=False)
     learned = {key: [w["wording"] for w in ws] for key, ws in manifest["wordings"].items()}
     family = FEW_SHOT_FAMILIES["fs_ledger"]
     for key in FIELDS_OF_NEW_WORDINGS:
@@ -87,7 +87,12 @@ def test_train_labels_writes_the_manifest(ledger, tmp_path, capfd) -> None:
     assert manifest["format_version"] == 1
     assert manifest["labels"]["documents"] == 2
     assert manifest["command"][:2] == ["docpipe", "train"] and "--labels" in manifest["command"]
-    assert manifest["learned"] == ["wordings"]
+    assert manifest["learned"] == ["wordings", "scorer"]
+    refit = manifest["scorer"]
+    assert refit["refit"] and refit["weights"]["synthetic"] == 1.0 and refit["weights"]["corrections"] > 1.0
+    assert refit["rows"]["synthetic"] > 10_000 and 0 < refit["rows"]["corrections_positive"] < refit["rows"]["corrections"]
+    assert refit["lines_from_record"] == 2  # the test images are placeholders
+    assert load_adapted(tmp_path / "out").scorer_dir == tmp_path / "out" / "scorer"
     assert manifest["calibration"]["calibrated"] is False
     assert all(w["count"] >= 1 and w["relation"] for ws in manifest["wordings"].values() for w in ws)
     assert json.loads(capfd.readouterr().out.strip().splitlines()[-1])["documents"] == 2

@@ -1,6 +1,6 @@
 """The scorer's training path: the same feature vectors as at runtime (ERNIE-Layout's evidence included), ERNIE's
-evidence left out of a share of the documents, and a scorer fitted on three synthetic train documents changes
-decisions against the untrained one."""
+evidence left out of a share of the documents, a scorer fitted on three synthetic train documents changes
+decisions against the untrained one, and the training rows are kept compactly for refits."""
 from __future__ import annotations
 
 import subprocess
@@ -110,3 +110,26 @@ def test_runtime_imports_no_paddlenlp() -> None:
     code = ("import sys, stages.extraction.learned.extract, stages.extraction.learned.scorer; "
             "sys.exit(int('paddlenlp' in sys.modules))")
     assert subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[3]).returncode == 0
+
+
+def test_training_rows_are_kept_compactly_and_subsampled_above_the_limit(tmp_path, monkeypatch) -> None:
+    from models.scorer import train
+
+    rng = np.random.default_rng(1)
+    x = rng.random((3000, len(FEATURE_NAMES))).astype(np.float32)
+    y = (rng.random(3000) < 0.3).astype(np.float32)
+    names = [f"doc{i // 30}" for i in range(3000)]
+    whole = train.save_rows(tmp_path / "all.npz", x, y, names)
+    assert whole["rows"] == 3000 and whole["negative_share"] == 1.0
+    rx, ry, rw = train.load_rows(tmp_path / "all.npz")
+    np.testing.assert_array_equal(rx, x)
+    np.testing.assert_array_equal(ry, y)
+    assert (rw == 1.0).all()
+    monkeypatch.setattr(train, "MAX_ROWS_BYTES", whole["bytes"] // 2)
+    part = train.save_rows(tmp_path / "part.npz", x, y, names)
+    assert part["bytes"] < whole["bytes"] and 0 < part["negative_share"] < 1
+    px, py, pw = train.load_rows(tmp_path / "part.npz")
+    assert py.sum() == y.sum()  # every positive kept
+    assert np.allclose(pw[py == 0], 1 / part["negative_share"], rtol=1e-3) and (pw[py == 1] == 1).all()
+    with np.load(tmp_path / "part.npz") as data:
+        assert sorted(set(data["names"][data["doc"]])) == sorted(set(names))

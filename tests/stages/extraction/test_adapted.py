@@ -1,8 +1,10 @@
 """``extraction.model_dir`` naming an adapted folder: learned wordings used, marked uncalibrated; a folder without
-wordings changes nothing; a manifest this runtime cannot read is refused."""
+wordings changes nothing; a manifest this runtime cannot read is refused; a refit scorer in the folder decides, and
+a field it decides otherwise than the shipped scorer is uncalibrated while the others keep the shipped confidence."""
 from __future__ import annotations
 
 import json
+from datetime import date
 from pathlib import Path
 
 import numpy as np
@@ -10,13 +12,16 @@ import pytest
 
 from samples.synth.document import generate_document
 from stages.contracts.config import DocpipeConfig
-from stages.contracts.registry import resolve_model
+from stages.contracts.registry import resolve_model, resolve_weights_dir
 from stages.contracts.types import Page, TextLine
 from stages.extraction.adapted import (
-    FORMAT_VERSION, MANIFEST, REASON_UNCALIBRATED, AdaptedFolderError, is_adapted, load_adapted,
+    FORMAT_VERSION, MANIFEST, REASON_UNCALIBRATED, SCORER_SUBDIR, AdaptedFolderError, is_adapted, load_adapted,
 )
+from stages.extraction.learned.scorer import MODEL_FILE
 from stages.extraction.stage import ExtractionStage
 from stages.recognition.ctc import CharDict
+
+TODAY = date.today()  # the stage reads documents against today's date
 
 
 @pytest.fixture(scope="module")
@@ -78,3 +83,52 @@ def test_manifests_this_runtime_cannot_read_are_refused(tmp_path) -> None:
     (tmp_path / "j" / MANIFEST).write_text("{", encoding="utf-8")
     with pytest.raises(AdaptedFolderError):
         load_adapted(tmp_path / "j")
+
+
+def _with_scorer(path: Path, model_text: str) -> Path:
+    _folder(path, {})
+    (path / SCORER_SUBDIR).mkdir()
+    (path / SCORER_SUBDIR / MODEL_FILE).write_text(model_text, encoding="utf-8")
+    return path
+
+
+def test_a_folder_without_a_scorer_loads_and_the_shipped_scorer_decides(chars, grid_doc, tmp_path) -> None:
+    folder = _folder(tmp_path / "w", {"policyholder_name": [{"wording": "订约人", "relation": "right_of", "count": 1}]})
+    assert load_adapted(folder).scorer_dir is None
+    cfg = DocpipeConfig.model_validate({"extraction": {"model_dir": str(folder)}})
+    stage = ExtractionStage(cfg, chars)
+    assert stage.refit is None
+    assert "adapted_scorer" not in stage(*grid_doc[:2]).diagnostics
+
+
+def test_the_shipped_scorers_copy_as_refit_changes_nothing(chars, grid_doc, tmp_path) -> None:
+    shipped = (resolve_weights_dir("docpipe_scorer", None) / MODEL_FILE).read_text(encoding="utf-8")
+    folder = _with_scorer(tmp_path / "s", shipped)
+    assert load_adapted(folder).scorer_dir == folder / SCORER_SUBDIR
+    plain, same = _run(chars, grid_doc, None), _run(chars, grid_doc, folder)
+    assert same.diagnostics["adapted_scorer"] == {"decided_otherwise": []}
+    assert (same.fields, same.review_reasons) == (plain.fields, plain.review_reasons)
+
+
+def test_a_refit_scorer_decides_and_only_its_own_decisions_are_uncalibrated(chars, grid_doc, tmp_path) -> None:
+    from models.scorer.fit import fit, model_text
+
+    lines, pages, truth = grid_doc
+    plain_stage = ExtractionStage(DocpipeConfig.model_validate({}), chars)
+    dc = plain_stage.learned_document(lines, pages, TODAY)
+    right = np.array([float(c.value is not None and c.value == truth["fields"].get(c.key)) for c in dc.candidates])
+    # a scorer taught the opposite of the truth on this document: it decides otherwise on many fields
+    contrary = fit(dc.features, 1.0 - right, rounds=30, params={"min_data_in_leaf": 2})
+    folder = _with_scorer(tmp_path / "c", model_text(contrary))
+    plain, adapted = _run(chars, grid_doc, None), _run(chars, grid_doc, folder)
+    otherwise = adapted.diagnostics["adapted_scorer"]["decided_otherwise"]
+    assert otherwise
+    assert adapted.review_reasons[0] == REASON_UNCALIBRATED
+    for key in otherwise:
+        got = adapted.fields.get(key)
+        before = plain.fields.get(key)
+        assert (got or {}).get("value") != (before or {}).get("value") or got is None or before is None
+    agreed = [k for k, f in adapted.fields.items() if f is not None and k not in otherwise]
+    for key in agreed:  # a value both scorers decide keeps the shipped, calibrated confidence
+        assert adapted.fields[key]["value"] == plain.fields[key]["value"]
+        assert adapted.fields[key]["confidence"] == plain.fields[key]["confidence"]

@@ -1,8 +1,11 @@
-"""The joint assignment: one value per field, no span for two fields, date and amount constraints kept."""
+"""The joint assignment: one value per field, no span for two fields, date and amount constraints kept, one
+person's fields per role-headed table row or column."""
 from __future__ import annotations
 
-from stages.extraction.learned.assign import Scored, assign, consistent
-from stages.extraction.learned.candidates import Candidate
+from stages.extraction.learned.assign import Scored, assign, consistent, role_cells
+from stages.extraction.learned.candidates import Candidate, DocLines
+from stages.extraction.rules.lexicon import FULL_LEXICON
+from tests.stages.extraction.learned.helpers import line
 
 
 def _c(key: str, value: str, line: int, p: float, start: int = 0) -> Scored:
@@ -44,3 +47,43 @@ def test_one_id_number_one_person() -> None:
 def test_absent_when_no_candidate_is_likely() -> None:
     got = assign([_c("premium", "1200.00", 1, 0.2)])
     assert got["premium"] is None
+
+
+def _doc(rows: list[list[str]], col_w: float = 200.0) -> DocLines:
+    """A ruled table: one box per cell, ``rows[r][c]`` at column ``c`` of row ``r``."""
+    lines = [line(text, 50 + c * col_w, 100 + r * 40) for r, cells in enumerate(rows) for c, text in enumerate(cells)
+             if text]
+    return DocLines.build([lines], [(1000.0, 1400.0)])
+
+
+def _cell(doc: DocLines, key: str, text: str, p: float) -> Scored:
+    li = next(li for _, li, ln in doc.flat if ln.text == text)
+    chars = tuple((0, li, i) for i in range(len(text)))
+    return Scored(Candidate(key, text, chars, text, (), "rules", "label"), p)
+
+
+def test_a_role_row_holds_one_persons_fields() -> None:
+    doc = _doc([["投保人", "张三", "110101199003074514"], ["被保险人", "李四", "110101198506061234"]])
+    cells = role_cells(doc, FULL_LEXICON)
+    scored = [_cell(doc, "policyholder_name", "张三", 0.9), _cell(doc, "insured_id_number", "110101199003074514", 0.8),
+              _cell(doc, "insured_id_number", "110101198506061234", 0.6)]
+    assert assign(scored)["insured_id_number"].candidate.text == "110101199003074514"  # the other person's row
+    assert assign(scored, cells)["insured_id_number"].candidate.text == "110101198506061234"
+
+
+def test_a_role_column_holds_one_persons_fields() -> None:
+    doc = _doc([["项目", "投保人", "被保险人"], ["姓名", "张三", "李四"],
+                ["证件号码", "110101199003074514", "110101198506061234"]])
+    cells = role_cells(doc, FULL_LEXICON)
+    scored = [_cell(doc, "policyholder_name", "张三", 0.9), _cell(doc, "insured_id_number", "110101199003074514", 0.8),
+              _cell(doc, "insured_id_number", "110101198506061234", 0.6)]
+    assert assign(scored, cells)["insured_id_number"].candidate.text == "110101198506061234"
+
+
+def test_rows_naming_two_roles_and_plain_lines_are_not_constrained() -> None:
+    doc = _doc([["投保人", "张三", "被保险人", "李四"], ["投保人：王五", "被保险人：赵六"]])
+    cells = role_cells(doc, FULL_LEXICON)
+    assert not cells.row and not cells.column
+    scored = [_cell(doc, "policyholder_name", "张三", 0.9), _cell(doc, "insured_name", "李四", 0.8)]
+    got = assign(scored, cells)
+    assert got["policyholder_name"] is not None and got["insured_name"] is not None
