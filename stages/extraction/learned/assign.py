@@ -1,7 +1,7 @@
 """One joint assignment per document: at most one candidate per field, no character used by two fields, and the
 cross-field constraints (issue <= effective < expiry, premium < sum insured, one valid ID number = one person, a
 table row or column that one role cell heads holds one person's fields), maximising the sum of log P
-(log P(absent) for an empty field) by an exact branch and bound over each field's top candidates."""
+(log of ABSENT_ODDS x P(absent) for an empty field) by an exact branch and bound over each field's top candidates."""
 from __future__ import annotations
 
 import math
@@ -16,6 +16,10 @@ from stages.extraction.rules.lexicon import ATTR_WORDS, Lexicon
 TOP_K = 5  # candidates per field the search considers (distinct value and span), besides "no value"
 MAX_NODES = 200_000  # search nodes before the best assignment found so far is taken
 _EPS = 1e-6
+# "no value" scores log(ABSENT_ODDS * (1 - P of the field's best candidate)): a field takes its best candidate once
+# that P exceeds ABSENT_ODDS / (1 + ABSENT_ODDS), about 0.09. A value it is unsure of still goes to review by its
+# calibrated confidence; leaving the field empty would lose it outright. Chosen on dev (docs/decisions.md).
+ABSENT_ODDS = 0.1
 
 
 @dataclass(frozen=True)
@@ -189,7 +193,7 @@ def assign(scored: Sequence[Scored], cells: Optional[RoleCells] = None) -> dict[
     choices: list[list[tuple[float, Optional[Scored]]]] = []
     for k in keys:
         top = options[k][0].p
-        row = [(math.log(max(_EPS, s.p)), s) for s in options[k]] + [(math.log(max(_EPS, 1.0 - top)), None)]
+        row = [(math.log(max(_EPS, s.p)), s) for s in options[k]] + [(math.log(ABSENT_ODDS * max(_EPS, 1.0 - top)), None)]
         choices.append(sorted(row, key=lambda t: -t[0]))
     bound = [0.0] * (len(keys) + 1)
     for i in range(len(keys) - 1, -1, -1):

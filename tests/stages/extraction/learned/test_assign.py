@@ -2,7 +2,7 @@
 person's fields per role-headed table row or column."""
 from __future__ import annotations
 
-from stages.extraction.learned.assign import Scored, assign, consistent, role_cells
+from stages.extraction.learned.assign import ABSENT_ODDS, Scored, assign, consistent, role_cells
 from stages.extraction.learned.candidates import Candidate, DocLines
 from stages.extraction.rules.lexicon import FULL_LEXICON
 from tests.stages.extraction.learned.helpers import line
@@ -45,8 +45,15 @@ def test_one_id_number_one_person() -> None:
 
 
 def test_absent_when_no_candidate_is_likely() -> None:
-    got = assign([_c("premium", "1200.00", 1, 0.2)])
+    got = assign([_c("premium", "1200.00", 1, 0.05)])
     assert got["premium"] is None
+
+
+def test_an_unsure_value_is_taken_rather_than_lost() -> None:
+    """Above ABSENT_ODDS / (1 + ABSENT_ODDS) the field keeps its best candidate (its confidence routes it)."""
+    threshold = ABSENT_ODDS / (1 + ABSENT_ODDS)
+    assert assign([_c("premium", "1200.00", 1, threshold + 0.01)])["premium"] is not None
+    assert assign([_c("premium", "1200.00", 1, threshold - 0.01)])["premium"] is None
 
 
 def _doc(rows: list[list[str]], col_w: float = 200.0) -> DocLines:
