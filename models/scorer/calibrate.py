@@ -8,7 +8,8 @@ P(value correct), and per field P(really absent | left empty), on DEV outputs wr
 The file (format ``docpipe-score-calibration``) is read by :func:`stages.extraction.learned.scorer.
 load_score_calibrator`: ``isotonic.x``/``isotonic.y`` are the breakpoints of a monotone piecewise-linear map of P (bins of P, each
 bin's add-one smoothed share of correct values, made monotone),
-``null_ok`` the absent-field probabilities (add-one smoothed)."""
+``null_ok`` the absent-field probabilities (add-one smoothed), ``agree_maps`` per page capture the map of the rules'
+confidence of a value the learned decision shares onto P(correct)."""
 from __future__ import annotations
 
 import argparse
@@ -27,6 +28,9 @@ log = logging.getLogger("models.scorer.calibrate")
 
 
 EDGES = (0.2, 0.4, 0.6, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999)  # bin edges on the scorer's P
+AGREE_EDGES = (0.9, 0.95, 0.98, 0.99, 0.995, 0.999)  # bin edges on the rules' confidence of a shared value
+MIN_AGREE = 100  # shared values of a capture needed before its map is fitted
+MAPPED_CAPTURES = ("fax", "photo")  # the captures the rules' calibrator was not fitted on (it saw clean scans)
 
 
 def monotone(y: Sequence[float], w: Sequence[float]) -> list[float]:
@@ -48,6 +52,32 @@ def _absent_share(samples: Sequence[dict[str, Any]], key: str) -> float:
     return round((sum(s["truth_absent"] for s in empty) + 1) / (len(empty) + 2), 6)
 
 
+def binned_map(x: np.ndarray, y: np.ndarray, edges: Sequence[float]) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Bins of ``x`` with add-one smoothing (so that a bin without errors does not claim certainty), then an
+    isotonic fit over the bins' mean ``x`` weighted by their size: the breakpoints of a monotone map."""
+    which = np.searchsorted(np.asarray(edges), x, side="right")
+    bins = [np.flatnonzero(which == i) for i in range(len(edges) + 1)]
+    bins = [b for b in bins if len(b)]
+    bx = np.array([x[b].mean() for b in bins])
+    by = np.array([(y[b].sum() + 1.0) / (len(b) + 2.0) for b in bins])
+    return (tuple(round(float(v), 6) for v in bx),
+            tuple(round(v, 6) for v in monotone(by, [len(b) for b in bins])))
+
+
+def agree_maps(samples: Sequence[dict[str, Any]]) -> dict[str, tuple[tuple[float, ...], tuple[float, ...]]]:
+    """Per page capture, the map of the rules' confidence of a value the learned decision shares onto P(correct),
+    on the samples that record it (``rules_confidence``, ``capture``), for the captures the rules' calibrator was
+    not fitted on (MAPPED_CAPTURES); a capture with fewer than MIN_AGREE shared values keeps the rules' confidence."""
+    out = {}
+    shared = [s for s in samples if s.get("rules_agree") and s.get("rules_confidence") is not None]
+    for capture in MAPPED_CAPTURES:
+        mine = [s for s in shared if (s.get("capture") or "scan") == capture]
+        if len(mine) >= MIN_AGREE:
+            out[capture] = binned_map(np.array([float(s["rules_confidence"]) for s in mine]),
+                                      np.array([float(s["correct"]) for s in mine]), AGREE_EDGES)
+    return out
+
+
 def fit_calibration(samples: Sequence[dict[str, Any]], version: str) -> ScoreCalibrator:
     """Samples that record the rules' own decision (``rules_agree``, ``rules_found``) fit the map of P on the
     fields whose value the rules do not share (where P alone makes the confidence,
@@ -55,22 +85,14 @@ def fit_calibration(samples: Sequence[dict[str, Any]], version: str) -> ScoreCal
     ``null_ok_against_rules`` on those the rules found a value for."""
     paired = bool(samples) and all("rules_agree" in s for s in samples)
     found = [s for s in samples if s["found"] and s["score"] is not None and not (paired and s["rules_agree"])]
-    x = np.array([float(s["score"]) for s in found])
-    y = np.array([float(s["correct"]) for s in found])
-    # bins of P with add-one smoothing (so that a bin without errors does not claim certainty), then an isotonic
-    # fit over the bins' mean P weighted by their size
-    which = np.searchsorted(np.asarray(EDGES), x, side="right")
-    bins = [np.flatnonzero(which == i) for i in range(len(EDGES) + 1)]
-    bins = [b for b in bins if len(b)]
-    bx = np.array([x[b].mean() for b in bins])
-    by = np.array([(y[b].sum() + 1.0) / (len(b) + 2.0) for b in bins])
-    xs, ys = [round(float(v), 6) for v in bx], [round(v, 6) for v in monotone(by, [len(b) for b in bins])]
+    xs, ys = binned_map(np.array([float(s["score"]) for s in found]), np.array([float(s["correct"]) for s in found]),
+                        EDGES)
     if not paired:
-        return ScoreCalibrator(tuple(xs), tuple(ys), {k: _absent_share(samples, k) for k in FIELD_KEYS}, 0.5, version)
+        return ScoreCalibrator(xs, ys, {k: _absent_share(samples, k) for k in FIELD_KEYS}, 0.5, version)
     both = [s for s in samples if not s["rules_found"]]
     against = [s for s in samples if s["rules_found"]]
     return ScoreCalibrator(tuple(xs), tuple(ys), {k: _absent_share(both, k) for k in FIELD_KEYS}, 0.5, version,
-                           {k: _absent_share(against, k) for k in FIELD_KEYS})
+                           {k: _absent_share(against, k) for k in FIELD_KEYS}, agree_maps(samples))
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

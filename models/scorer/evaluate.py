@@ -58,6 +58,8 @@ class Tally:
             if rules is not None:
                 sample["rules_agree"] = k in rules["agree"]
                 sample["rules_found"] = k in rules["found"]
+                sample["rules_confidence"] = rules.get("agree_confidence", {}).get(k)
+                sample["capture"] = rules.get("capture", {}).get(k)
             self.samples.append(sample)
 
     def report(self) -> dict[str, Any]:

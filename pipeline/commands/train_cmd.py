@@ -44,6 +44,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="synthetic training pages mixed in (docpipe synth OUT --split train); keeps pre-training")
     p.add_argument("--rehearse-share", type=float, default=0.5, help="share of synthetic pages in the mixture")
     p.add_argument("--python", type=Path, default=None, help="training interpreter (has PaddleNLP)")
+    p.add_argument("--no-refit", action="store_true",
+                   help="learn the label wordings only, without refitting the scorer (seconds instead of re-reading "
+                        "the corrected images)")
 
 
 def training_python(explicit: Optional[Path]) -> Optional[str]:
@@ -70,12 +73,14 @@ def run(args: argparse.Namespace) -> int:
         if code != 0:
             return code
     command = ["docpipe", "train", "--labels", str(args.labels), "--out", str(args.out)] + (
-        ["--ernie", "--steps", str(args.steps)] if args.ernie else [])
+        ["--ernie", "--steps", str(args.steps)] if args.ernie else []) + (["--no-refit"] if args.no_refit else [])
     # the wording learner is training code (models/adapt): run as a child, like the fine-tune, never imported here
     cmd = [sys.executable, "-m", "models.adapt.folder", "--labels", str(args.labels.resolve()),
            "--out", str(args.out.resolve()), "--command", json.dumps(command, ensure_ascii=False)]
     if args.ernie:
         cmd.append("--ernie")
+    if args.no_refit:
+        cmd.append("--no-scorer")
     return int(subprocess.run(cmd, cwd=str(REPO_ROOT), env=_child_env()).returncode)
 
 

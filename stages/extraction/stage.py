@@ -222,12 +222,20 @@ class ExtractionStage:
         rules_cands, _ = arrange_all({}, self.prefer, {}, self.rules_candidates(lines, today), today)
         rules = RulesView.from_assembled(*self.rules_assembler.assemble(rules_cands, lines, today))
         agree, rules_found = agreement(fields, rules)
+        # the rules' calibrator was fitted on clean scans: on faxes and photos their confidence of a shared value goes
+        # through the learned calibration's map for that capture (stages/extraction/learned/scorer.py)
+        captures = {k: pages[f["page"]].capture if f["page"] < len(pages) else "scan"
+                    for k, f in fields.items() if f is not None}
+        raw_agree = dict(agree)
+        if hasattr(calibrators["learned"], "agreed"):
+            agree = {k: calibrators["learned"].agreed(c, captures[k]) for k, c in agree.items()}
         assembler = copy.copy(self.assembler)  # the same decisions, confidence from both calibrators
         assembler.calibrators = {**calibrators,
                                  "learned": AgreementCalibrator(calibrators["learned"], agree, rules_found)}
         fields, reasons, diagnostics = assembler.assemble(cands, lines, today, flag_disagreement=(),
                                                           decisions=decisions)
-        diagnostics["rules"] = {"agree": sorted(agree), "found": sorted(rules.values)}
+        diagnostics["rules"] = {"agree": sorted(agree), "found": sorted(rules.values),
+                                "agree_confidence": raw_agree, "capture": {k: captures[k] for k in raw_agree}}
         if self.refit is not None:
             diagnostics["adapted_scorer"] = {"decided_otherwise": otherwise}
         return fields, reasons, diagnostics

@@ -66,6 +66,9 @@ class ScoreCalibrator:
     default_null_ok: float = 0.5
     version: str = "uncalibrated"
     null_ok_against_rules: Mapping[str, float] = field(default_factory=dict)  # P(absent | left empty, rules found one)
+    # per page capture (scan, fax, photo): an isotonic map of the rules' calibrated confidence of a value the learned
+    # decision shares onto P(correct), fitted on variant captures (the rules' calibrator saw clean scans only)
+    agree_maps: Mapping[str, tuple[tuple[float, ...], tuple[float, ...]]] = field(default_factory=dict)
 
     def confidence(self, ev: Any) -> float:
         p = float(ev.score)
@@ -76,6 +79,14 @@ class ScoreCalibrator:
     def absent_ok(self, key: str) -> float:
         return float(self.null_ok.get(key, self.default_null_ok))
 
+    def agreed(self, rules_confidence: float, capture: str) -> float:
+        """The confidence that the rules' calibrated ``rules_confidence`` of a shared value carries on a page of
+        this ``capture`` (unchanged where the file has no map for it)."""
+        xy = self.agree_maps.get(capture)
+        if not xy or not xy[0]:
+            return rules_confidence
+        return min(1.0, max(0.0, float(np.interp(rules_confidence, xy[0], xy[1]))))
+
     def absent_ok_against_rules(self, key: str) -> float:
         """P(really absent | the decision left the field empty though the rules' own decision found a value)."""
         return float(self.null_ok_against_rules.get(key, self.absent_ok(key)))
@@ -85,7 +96,8 @@ class ScoreCalibrator:
                "input": "scorer probability of the chosen candidate",
                "isotonic": {"x": list(self.iso_x), "y": list(self.iso_y)},
                "null_ok": dict(self.null_ok), "default_null_ok": self.default_null_ok,
-               "null_ok_against_rules": dict(self.null_ok_against_rules)}
+               "null_ok_against_rules": dict(self.null_ok_against_rules),
+               "agree_maps": {c: {"x": list(x), "y": list(y)} for c, (x, y) in self.agree_maps.items()}}
         out.update(extra or {})
         return out
 
@@ -97,7 +109,9 @@ class ScoreCalibrator:
         return cls(tuple(float(v) for v in iso.get("x", ())), tuple(float(v) for v in iso.get("y", ())),
                    {str(k): float(v) for k, v in (data.get("null_ok") or {}).items()},
                    float(data.get("default_null_ok", 0.5)), str(data.get("version", "")),
-                   {str(k): float(v) for k, v in (data.get("null_ok_against_rules") or {}).items()})
+                   {str(k): float(v) for k, v in (data.get("null_ok_against_rules") or {}).items()},
+                   {str(c): (tuple(float(v) for v in m.get("x", ())), tuple(float(v) for v in m.get("y", ())))
+                    for c, m in (data.get("agree_maps") or {}).items()})
 
 
 def load_score_calibrator(directory: Optional[Path] = None) -> Optional[ScoreCalibrator]:

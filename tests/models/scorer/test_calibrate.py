@@ -1,4 +1,4 @@
-"""The score calibration is monotone, smoothed and keeps absent-field rates per field."""
+"""The score calibration is monotone, smoothed, keeps absent-field rates per field and maps shared values per capture."""
 from __future__ import annotations
 
 from models.scorer.calibrate import fit_calibration, monotone
@@ -39,4 +39,25 @@ def test_paired_samples_fit_where_the_rules_do_not_agree() -> None:
     assert cal.iso_y == (0.5,)
     assert cal.absent_ok("beneficiary_name") == 0.9
     assert cal.absent_ok_against_rules("beneficiary_name") == 0.1
+    assert ScoreCalibrator.from_json(cal.to_json()) == cal
+
+
+def test_shared_values_are_mapped_per_capture() -> None:
+    """The rules' confidence of a shared value is mapped per page capture the rules' calibrator was not fitted on:
+    where faxes err at a confidence it calls near-certain, their map lowers it; scans (its own data) and a capture
+    with too few shared values keep it."""
+    def s(correct, conf, capture):
+        return {"field": "insurer", "found": True, "correct": correct, "truth_absent": False, "score": 0.99,
+                "rules_agree": True, "rules_found": True, "rules_confidence": conf, "capture": capture}
+
+    samples = [s(True, 0.997, "scan") for _ in range(400)]
+    samples += [s(i % 25 != 0, 0.997, "fax") for i in range(400)]  # one in 25 wrong
+    samples += [s(True, 0.997, "photo") for _ in range(20)]
+    samples += [s(i % 2 == 0, 0.5, "scan") for i in range(10)]
+    cal = fit_calibration(samples + [{"field": "premium", "found": True, "correct": True, "truth_absent": False,
+                                      "score": 0.99, "rules_agree": False, "rules_found": True}], "t")
+    assert set(cal.agree_maps) == {"fax"}
+    assert cal.agreed(0.997, "scan") == 0.997
+    assert 0.94 < cal.agreed(0.997, "fax") < 0.97
+    assert cal.agreed(0.997, "photo") == 0.997  # no map: unchanged
     assert ScoreCalibrator.from_json(cal.to_json()) == cal
