@@ -20,7 +20,7 @@ import httpx
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.pipeline.service.serve_proc import free_port, start_server, stop, tree_rss_bytes, wait_ready  # noqa: E402
+from tests.pipeline.service.serve_proc import serving, tree_rss_bytes  # noqa: E402
 from tests.pipeline.service.test_limits import PeakRss, bitonal_tiff  # noqa: E402
 
 
@@ -36,11 +36,8 @@ def main() -> int:
         inp = f"input: {{max_pixels_per_document: {args.max_pixels_per_document}}}\n" if args.max_pixels_per_document else ""
         cfg = tmp / "serve.yaml"
         cfg.write_text(f"engine: {{mode: processes, workers: 1}}\n{inp}service: {{data_dir: '{tmp / 'store'}'}}\n")
-        port = free_port()
-        url = f"http://127.0.0.1:{port}"
-        proc = start_server(cfg, port, tmp / "server.log")
-        try:
-            wait_ready(url, proc)
+        with serving(cfg, tmp / "server.log") as server:
+            url, proc = server.url, server.proc
             base = tree_rss_bytes(proc.pid)
             t0 = time.monotonic()
             with PeakRss(proc.pid) as mem:
@@ -50,8 +47,6 @@ def main() -> int:
                               "result_pages": len(res.get("pages", [])), "errors": [e["type"] for e in res.get("errors", [])],
                               "seconds": round(time.monotonic() - t0, 1), "ready_tree_mb": round(base / 2**20),
                               "peak_tree_mb": round(mem.peak / 2**20)}))
-        finally:
-            stop(proc)
     return 0
 
 

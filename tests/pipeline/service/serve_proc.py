@@ -1,5 +1,5 @@
 """Helpers for tests that run ``docpipe serve`` as a real subprocess: a free port, start, wait until ready,
-and the resident memory of its process tree read from /proc."""
+stop (or all of it as ``serving``), and the resident memory of its process tree read from /proc."""
 from __future__ import annotations
 
 import os
@@ -7,7 +7,10 @@ import socket
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import httpx
 
@@ -48,6 +51,26 @@ def stop(proc: subprocess.Popen) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(10)
+
+
+@dataclass(frozen=True)
+class Server:
+    url: str
+    port: int
+    proc: subprocess.Popen
+
+
+@contextmanager
+def serving(cfg: Path, log: Path, *extra: str) -> Iterator[Server]:
+    """``docpipe serve`` with ``cfg`` on a free loopback port, ready on entry, stopped on exit."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    proc = start_server(cfg, port, log, *extra)
+    try:
+        wait_ready(url, proc)
+        yield Server(url, port, proc)
+    finally:
+        stop(proc)
 
 
 def _children() -> dict[int, list[int]]:

@@ -13,7 +13,7 @@ import pytest
 
 from pipeline.service.datadir import DataDirBusy, DataDirLock, data_dir_of
 from tests.pipeline.service.conftest import wait_job
-from tests.pipeline.service.serve_proc import REPO, free_port, start_server, stop, wait_ready
+from tests.pipeline.service.serve_proc import REPO, free_port, serving
 from tests.pipeline.service.test_app import small_page
 
 
@@ -40,11 +40,8 @@ def test_second_instance_on_the_same_data_dir_exits_and_touches_nothing(tmp_path
     data = tmp_path / "store"
     cfg = tmp_path / "serve.yaml"
     cfg.write_text(f"engine: {{mode: inline}}\nservice: {{data_dir: '{data}', job_in_flight: 1, retry_after_s: 1}}\n")
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    first = start_server(cfg, port, tmp_path / "first.log")
-    try:
-        wait_ready(url, first)
+    with serving(cfg, tmp_path / "first.log") as server:
+        url, port = server.url, server.port
         with httpx.Client(base_url=url, timeout=300) as c:
             page = small_page()
             job = c.post("/v1/jobs", files=[("file", (f"p{i}.png", page)) for i in range(4)])
@@ -71,5 +68,3 @@ def test_second_instance_on_the_same_data_dir_exits_and_touches_nothing(tmp_path
         db = sqlite3.connect(data / "jobs.sqlite3")
         assert db.execute("SELECT COUNT(*) FROM events WHERE kind='interrupted'").fetchone()[0] == 0
         db.close()
-    finally:
-        stop(first)

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from PIL import Image, ImageDraw
 
-from tests.pipeline.service.serve_proc import free_port, start_server, stop, tree_rss_bytes, wait_ready
+from tests.pipeline.service.serve_proc import serving, tree_rss_bytes
 
 pytestmark = pytest.mark.slow
 GB = 1024**3
@@ -51,11 +51,8 @@ class PeakRss:
 def test_large_multipage_tiff_bounded_memory_and_a_clear_answer(tmp_path):
     cfg = tmp_path / "serve.yaml"  # the shipped input limits; one engine worker process beside the API process
     cfg.write_text(f"engine: {{mode: processes, workers: 1}}\nservice: {{data_dir: '{tmp_path / 'store'}'}}\n")
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    proc = start_server(cfg, port, tmp_path / "server.log")
-    try:
-        wait_ready(url, proc)
+    with serving(cfg, tmp_path / "server.log") as server:
+        url, proc = server.url, server.proc
         with httpx.Client(base_url=url, timeout=1800) as c:
             probe = bitonal_tiff(30, 7500)  # 30 x 56 M pixels = 1.69 G pixels, over max_pixels_per_document
             assert len(probe) < 200_000
@@ -79,5 +76,3 @@ def test_large_multipage_tiff_bounded_memory_and_a_clear_answer(tmp_path):
             # all six pages decoded at once would hold three more pages (3 x 48 MB of BGR, and their copies)
             assert six.peak - base < 1.4 * group, (group, six.peak - base)
             assert six.peak < 2.5 * GB
-    finally:
-        stop(proc)
