@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["RowBox", "deskew", "reading_order", "text_angle"]
+__all__ = ["Extent", "RowBox", "deskew", "reading_order", "text_angle"]
 
 
 def text_angle(quads: Sequence[np.ndarray], max_angle: float) -> float:
@@ -37,6 +37,22 @@ def text_angle(quads: Sequence[np.ndarray], max_angle: float) -> float:
     cum = np.cumsum(np.asarray(weights)[order])
     angle = float(np.asarray(angles)[order][int(np.searchsorted(cum, cum[-1] / 2))])
     return angle if abs(angle) < max_angle else 0.0
+
+
+class Extent:
+    """Base of a frozen dataclass with an axis-aligned extent ``x0, y0, x1, y1`` (y down): its height (at least one
+    pixel) and vertical centre, as reading order and the label geometry use them."""
+
+    y0: float
+    y1: float
+
+    @property
+    def height(self) -> float:
+        return max(self.y1 - self.y0, 1.0)
+
+    @property
+    def cy(self) -> float:
+        return (self.y0 + self.y1) / 2
 
 
 def deskew(points: np.ndarray, angle: float) -> np.ndarray:

@@ -10,11 +10,12 @@ from typing import Iterable, Optional, Sequence
 import numpy as np
 
 from stages.extraction.field_specs import FIELDS, normalize_field
+from stages.layout import Extent
 from stages.postprocess.values import compact, date_spans, nfkc
 
 
 @dataclass(frozen=True)
-class Box:
+class Box(Extent):
     """One OCR line of a labelled document: its page, index on the page, text and axis-aligned extent."""
 
     page: int
@@ -24,14 +25,6 @@ class Box:
     y0: float
     x1: float
     y1: float
-
-    @property
-    def height(self) -> float:
-        return max(self.y1 - self.y0, 1.0)
-
-    @property
-    def cy(self) -> float:
-        return (self.y0 + self.y1) / 2
 
 
 @dataclass(frozen=True)

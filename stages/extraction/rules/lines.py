@@ -12,7 +12,7 @@ from typing import Mapping, Optional, Sequence
 import numpy as np
 
 from stages.extraction.rules.records import OcrLineLike
-from stages.layout import RowBox, deskew, reading_order
+from stages.layout import Extent, RowBox, deskew, reading_order
 
 MAX_SKEW = np.radians(15)  # a page whose text lies at a larger angle is read as it lies
 
@@ -26,7 +26,7 @@ CJK_RE = re.compile(r"[\u4e00-\u9fff]")
 
 
 @dataclass(frozen=True)
-class LineBox:
+class LineBox(Extent):
     """One text box of the page: raw text, NFKC text (``norm``) and compact text (``comp``, whitespace removed), each
     with a map back, and its extent in the page's deskewed frame."""
 
@@ -41,14 +41,6 @@ class LineBox:
     y0: float
     x1: float
     y1: float
-
-    @property
-    def height(self) -> float:
-        return max(self.y1 - self.y0, 1.0)
-
-    @property
-    def cy(self) -> float:
-        return (self.y0 + self.y1) / 2
 
 
 def points_of(line: OcrLineLike) -> np.ndarray:
