@@ -14,6 +14,7 @@ from stages.contracts.config import DocpipeConfig
 from stages.extraction.adapted import REASON_UNCALIBRATED, AdaptedFolder, is_adapted, load_adapted
 from stages.extraction.assemble import Candidate, FieldAssembler
 from stages.extraction.confidence import calibration_folder, load_calibrators
+from stages.extraction.decisions import Decision
 from stages.extraction.field_specs import FIELDS, normalize_field
 from stages.extraction.hybrid import arrange_all, check_policies
 from stages.extraction.label_reread import LabelIndex, reread_labels
@@ -208,17 +209,26 @@ class ExtractionStage:
                        today: date) -> tuple[dict[str, Any], list[str], dict[str, Any]]:
         """The learned decision's fields; where the rules' own decision outputs the same value, its calibrated
         confidence holds for that field as well (stages/extraction/learned/confidence.py)."""
-        from stages.extraction.learned.confidence import AgreementCalibrator, RulesView, agreement
-
         cands, otherwise = self.learned_decision(lines, pages, today)
         decisions = self.assembler.decisions(cands, lines, today)
         fields, reasons, diagnostics = self.assembler.assemble(cands, lines, today, flag_disagreement=(),
                                                                decisions=decisions)
+        calibrators = self.assembler.calibrators
+        if "learned" in calibrators and "rules" in calibrators:  # else uncalibrated:learned, or learned P alone
+            fields, reasons, diagnostics = self._with_rules_agreement(cands, decisions, fields, lines, pages, today)
         if self.refit is not None:
             diagnostics["adapted_scorer"] = {"decided_otherwise": otherwise}
+        return fields, reasons, diagnostics
+
+    def _with_rules_agreement(self, cands: dict[str, list[Candidate]], decisions: dict[str, Optional[Decision]],
+                              fields: dict[str, Any],
+                              lines: Sequence[Sequence[TextLine]], pages: Sequence[Page],
+                              today: date) -> tuple[dict[str, Any], list[str], dict[str, Any]]:
+        """The learned decisions assembled again, with the rules' calibrated confidence for the values the rules'
+        own decision shares (stages/extraction/learned/confidence.py)."""
+        from stages.extraction.learned.confidence import AgreementCalibrator, RulesView, agreement
+
         calibrators = self.assembler.calibrators
-        if "learned" not in calibrators or "rules" not in calibrators:  # uncalibrated:learned, or learned P alone
-            return fields, reasons, diagnostics
         rules_cands, _ = arrange_all({}, self.prefer, {}, self.rules_candidates(lines, today), today)
         rules = RulesView.from_assembled(*self.rules_assembler.assemble(rules_cands, lines, today))
         agree, rules_found = agreement(fields, rules)
@@ -236,8 +246,6 @@ class ExtractionStage:
                                                           decisions=decisions)
         diagnostics["rules"] = {"agree": sorted(agree), "found": sorted(rules.values),
                                 "agree_confidence": raw_agree, "capture": {k: captures[k] for k in raw_agree}}
-        if self.refit is not None:
-            diagnostics["adapted_scorer"] = {"decided_otherwise": otherwise}
         return fields, reasons, diagnostics
 
     def __call__(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page]) -> DocumentFields:

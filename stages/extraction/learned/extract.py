@@ -36,15 +36,17 @@ class DocumentCandidates:
     lexicon: Lexicon
 
 
-_FULL_INDEX: list[LabelIndex] = []
+# label indexes by lexicon identity: the full lexicon's, kept, and the last other one (an adapted folder's lexicon is
+# one object for every document; a withheld draw makes a new one per document)
+_INDEXES: dict[str, tuple[Lexicon, LabelIndex]] = {}
 
 
 def _label_index(lexicon: Lexicon) -> LabelIndex:
-    if lexicon is not FULL_LEXICON:
-        return LabelIndex(lexicon)
-    if not _FULL_INDEX:
-        _FULL_INDEX.append(LabelIndex(FULL_LEXICON))
-    return _FULL_INDEX[0]
+    slot = "full" if lexicon is FULL_LEXICON else "other"
+    cached = _INDEXES.get(slot)
+    if cached is None or cached[0] is not lexicon:
+        cached = _INDEXES[slot] = (lexicon, LabelIndex(lexicon))
+    return cached[1]
 
 
 def document_lexicon(lines: Sequence[Sequence[TextLine]], withhold: float, seed: int) -> Lexicon:
