@@ -163,7 +163,8 @@ def _write(out: Path, manifest: dict) -> None:
 
 
 def _refit(labels: Path, docs: Sequence[LabelledDocument], out: Path, weight: Optional[float]) -> dict[str, Any]:
-    from models.adapt.refit import CORRECTION_WEIGHT, ROWS_FILE, refit
+    from models.adapt.refit import CORRECTION_WEIGHT, refit
+    from models.scorer.train import ROWS_FILE
     from stages.contracts.registry import resolve_weights_dir
 
     pairs = [(labels / d.name, json.loads((labels / d.name).read_text(encoding="utf-8"))) for d in docs]

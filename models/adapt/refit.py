@@ -19,6 +19,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from models.scorer.fit import ROUNDS, fit, model_text
+from models.scorer.train import load_rows
 from stages.contracts.types import Page, TextLine
 from stages.extraction.adapted import SCORER_SUBDIR
 from stages.extraction.field_specs import FIELDS, normalize_field
@@ -29,7 +30,6 @@ log = logging.getLogger(__name__)
 # weight of one correction row against one synthetic row (docs/decisions.md: the few-shot families and the
 # other-layouts check with 1, 5 and 20 corrected documents)
 CORRECTION_WEIGHT = 20.0
-ROWS_FILE = "rows.npz"
 
 
 @dataclass(frozen=True)
@@ -131,8 +131,6 @@ def refit(pairs: Sequence[tuple[Path, dict]], adapted: Path, synthetic: Path,
     """Fit the scorer on the synthetic rows (``synthetic``: a ``rows.npz``, weight 1) and the corrected documents'
     rows (weight ``weight``); write it to ``adapted/scorer/scorer.txt``. Returns the manifest's ``scorer`` entry
     (``{"refit": false, "reason": ...}`` when there is nothing to refit with)."""
-    from models.scorer.train import load_rows
-
     t0 = time.perf_counter()
     if not Path(synthetic).is_file():
         return {"refit": False, "reason": f"no synthetic training rows ({synthetic})"}
