@@ -9,7 +9,8 @@ The file (format ``docpipe-score-calibration``) is read by :func:`stages.extract
 load_score_calibrator`: ``isotonic.x``/``isotonic.y`` are the breakpoints of a monotone piecewise-linear map of P (bins of P, each
 bin's add-one smoothed share of correct values, made monotone),
 ``null_ok`` the absent-field probabilities (add-one smoothed), ``agree_maps`` per page capture the map of the rules'
-confidence of a value the learned decision shares onto P(correct)."""
+confidence of a value the learned decision shares onto P(correct), ``null_ok_free`` the absent-field probabilities
+of free empty fields (no candidate left for them, ``stages/extraction/learned/scorer.py: is_free``)."""
 from __future__ import annotations
 
 import argparse
@@ -22,7 +23,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from stages.contracts.fields import FIELD_KEYS
-from stages.extraction.learned.scorer import ScoreCalibrator
+from stages.extraction.learned.scorer import ScoreCalibrator, is_free
 
 log = logging.getLogger("models.scorer.calibrate")
 
@@ -78,11 +79,15 @@ def agree_maps(samples: Sequence[dict[str, Any]]) -> dict[str, tuple[tuple[float
     return out
 
 
+def _free(sample: dict[str, Any]) -> bool:
+    return sample.get("vacant") is not None and is_free(sample["vacant"], sample.get("document_capture") or "scan")
+
+
 def fit_calibration(samples: Sequence[dict[str, Any]], version: str) -> ScoreCalibrator:
     """Samples that record the rules' own decision (``rules_agree``, ``rules_found``) fit the map of P on the
     fields whose value the rules do not share (where P alone makes the confidence,
-    ``stages/extraction/learned/confidence.py``), ``null_ok`` on the fields both left empty and
-    ``null_ok_against_rules`` on those the rules found a value for."""
+    ``stages/extraction/learned/confidence.py``), ``null_ok_free`` on the free fields both left empty, ``null_ok``
+    on the others both left empty, and ``null_ok_against_rules`` on those the rules found a value for."""
     paired = bool(samples) and all("rules_agree" in s for s in samples)
     found = [s for s in samples if s["found"] and s["score"] is not None and not (paired and s["rules_agree"])]
     xs, ys = binned_map(np.array([float(s["score"]) for s in found]), np.array([float(s["correct"]) for s in found]),
@@ -91,8 +96,12 @@ def fit_calibration(samples: Sequence[dict[str, Any]], version: str) -> ScoreCal
         return ScoreCalibrator(xs, ys, {k: _absent_share(samples, k) for k in FIELD_KEYS}, 0.5, version)
     both = [s for s in samples if not s["rules_found"]]
     against = [s for s in samples if s["rules_found"]]
-    return ScoreCalibrator(tuple(xs), tuple(ys), {k: _absent_share(both, k) for k in FIELD_KEYS}, 0.5, version,
-                           {k: _absent_share(against, k) for k in FIELD_KEYS}, agree_maps(samples))
+    # empty fields with their vacant P recorded split into free ones and the rest, each rate fitted on its own
+    free = [s for s in both if _free(s)]
+    rest = [s for s in both if not _free(s)]
+    return ScoreCalibrator(tuple(xs), tuple(ys), {k: _absent_share(rest, k) for k in FIELD_KEYS}, 0.5, version,
+                           {k: _absent_share(against, k) for k in FIELD_KEYS}, agree_maps(samples),
+                           {k: _absent_share(free, k) for k in FIELD_KEYS} if free else {})
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -28,6 +28,9 @@ from stages.extraction.stage import ExtractionStage
 log = logging.getLogger("models.scorer.evaluate")
 
 
+_EVIDENCE = ("how", "rec_min", "rec_mean", "margin", "rivals", "valid")  # recorded per found field
+
+
 class Tally:
     """One configuration on one folder."""
 
@@ -55,6 +58,11 @@ class Tally:
             sample = {"field": k, "found": found, "correct": pred.get(k) == truth.get(k),
                       "truth_absent": truth.get(k) is None,
                       "score": evidence.get(k, {}).get("score") if found else None}
+            if found:
+                sample["evidence"] = {e: evidence.get(k, {}).get(e) for e in _EVIDENCE}
+            elif k in diagnostics.get("vacant", {}):
+                sample["vacant"] = diagnostics["vacant"][k]
+                sample["document_capture"] = (rules or {}).get("document_capture")
             if rules is not None:
                 sample["rules_agree"] = k in rules["agree"]
                 sample["rules_found"] = k in rules["found"]

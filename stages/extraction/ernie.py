@@ -54,6 +54,11 @@ class ExtractorPage:
     width: float
     height: float
 
+    @classmethod
+    def from_text_lines(cls, lines: Sequence[TextLine], width: float, height: float) -> "ExtractorPage":
+        """The extractor's input for one page of OCR lines."""
+        return cls([ExtractorLine.from_text_line(ln) for ln in lines], float(width), float(height))
+
 
 @dataclass(frozen=True)
 class FieldSpan:

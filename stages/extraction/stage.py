@@ -73,7 +73,7 @@ class ExtractionStage:
         # ERNIE-Layout export (docs/adaptation.md)
         self.adapted: Optional[AdaptedFolder] = load_adapted(ec.model_dir) if is_adapted(ec.model_dir) else None
         self.lexicon: Lexicon = extend_lexicon(FULL_LEXICON, self.adapted.pairs) if self.adapted else FULL_LEXICON
-        self.full_labels = LabelIndex(FULL_LEXICON)
+        self.labels = LabelIndex(self.lexicon)  # label re-reading: the lexicon with an adapted folder's wordings
         self.policy = dict(ec.policy) if ec.method == "hybrid" else {}
         check_policies(self.policy)
         self.model = None
@@ -122,13 +122,10 @@ class ExtractionStage:
     def model_candidates(
         self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page], today: date
     ) -> dict[str, Candidate]:
-        from stages.extraction.ernie import Extraction, ExtractorLine, ExtractorPage
+        from stages.extraction.ernie import Extraction, ExtractorPage
 
         assert self.model is not None
-        inputs = [
-            ExtractorPage([ExtractorLine.from_text_line(ln) for ln in page_lines], float(p.width), float(p.height))
-            for page_lines, p in zip(lines, pages)
-        ]
+        inputs = [ExtractorPage.from_text_lines(page_lines, p.width, p.height) for page_lines, p in zip(lines, pages)]
         best: dict[str, Candidate] = {}
         for pi, ex in enumerate(self.model.extract_batch(inputs)):
             if not isinstance(ex, Extraction):
@@ -145,7 +142,7 @@ class ExtractionStage:
         lexicon = self.document_lexicon(ln.text for _, _, ln in flat)
         texts = [ln.text for _, _, ln in flat]
         if self.label_reread:
-            index = LabelIndex(lexicon) if fraction else self.full_labels
+            index = LabelIndex(lexicon) if fraction else self.labels
             texts = [reread_labels(ln, index, self.chars) for _, _, ln in flat]
         rule_lines = [RuleLine(text, np.asarray(ln.polygon), pi, ln.char_u, ln.vertical)
                       for text, (pi, _, ln) in zip(texts, flat)]
@@ -180,9 +177,10 @@ class ExtractionStage:
         return self.learned_decision(lines, pages, today)[0]
 
     def learned_decision(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page],
-                         today: date) -> tuple[dict[str, list[Candidate]], list[str]]:
-        """The learned decision's candidate per field, and the fields an adapted folder's refit scorer decides
-        otherwise than the shipped scorer (another value, or empty against a value, or a value against empty).
+                         today: date) -> tuple[dict[str, list[Candidate]], list[str], dict[str, float]]:
+        """The learned decision's candidate per field, the fields an adapted folder's refit scorer decides
+        otherwise than the shipped scorer (another value, or empty against a value, or a value against empty), and
+        the shipped decision's vacant P of the fields left empty (``learned.extract.Decided``).
         Where both decide the same value (the same span, or another printing of the same normalized value), the
         shipped scorer's candidate (its span and P) stands, so the shipped calibration, fitted on that P, still
         holds; the others are uncalibrated (docs/adaptation.md)."""
@@ -192,30 +190,32 @@ class ExtractionStage:
         dc = self.learned_document(lines, pages, today)
         shipped = decide(dc, self.scorer)
         if self.refit is None:
-            return shipped, []
-        refit = decide(dc, self.refit)
+            return shipped.fields, [], shipped.vacant
+        refit = decide(dc, self.refit).fields
         out, otherwise = {}, []
-        for key in sorted(set(shipped) | set(refit)):
-            s, r = shipped.get(key), refit.get(key)
+        for key in sorted(set(shipped.fields) | set(refit)):
+            s, r = shipped.fields.get(key), refit.get(key)
             if s is not None and r is not None and _same_value(key, s[0], r[0], today):
                 out[key] = s
                 continue
             otherwise.append(key)
             if r is not None:
                 out[key] = r
-        return out, otherwise
+        return out, otherwise, {k: p for k, p in shipped.vacant.items() if k not in out}
 
     def learned_fields(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page],
                        today: date) -> tuple[dict[str, Any], list[str], dict[str, Any]]:
         """The learned decision's fields; where the rules' own decision outputs the same value, its calibrated
         confidence holds for that field as well (stages/extraction/learned/confidence.py)."""
-        cands, otherwise = self.learned_decision(lines, pages, today)
+        cands, otherwise, vacant = self.learned_decision(lines, pages, today)
         decisions = self.assembler.decisions(cands, lines, today)
         fields, reasons, diagnostics = self.assembler.assemble(cands, lines, today, flag_disagreement=(),
                                                                decisions=decisions)
         calibrators = self.assembler.calibrators
         if "learned" in calibrators and "rules" in calibrators:  # else uncalibrated:learned, or learned P alone
-            fields, reasons, diagnostics = self._with_rules_agreement(cands, decisions, fields, lines, pages, today)
+            fields, reasons, diagnostics = self._with_rules_agreement(cands, decisions, fields, lines, pages, today,
+                                                                      vacant)
+        diagnostics["vacant"] = {k: round(p, 6) for k, p in vacant.items()}
         if self.refit is not None:
             diagnostics["adapted_scorer"] = {"decided_otherwise": otherwise}
         return fields, reasons, diagnostics
@@ -223,10 +223,11 @@ class ExtractionStage:
     def _with_rules_agreement(self, cands: dict[str, list[Candidate]], decisions: dict[str, Optional[Decision]],
                               fields: dict[str, Any],
                               lines: Sequence[Sequence[TextLine]], pages: Sequence[Page],
-                              today: date) -> tuple[dict[str, Any], list[str], dict[str, Any]]:
+                              today: date, vacant: dict[str, float]) -> tuple[dict[str, Any], list[str], dict[str, Any]]:
         """The learned decisions assembled again, with the rules' calibrated confidence for the values the rules'
-        own decision shares (stages/extraction/learned/confidence.py)."""
-        from stages.extraction.learned.confidence import AgreementCalibrator, RulesView, agreement
+        own decision shares, and P(really absent) of the empty fields from their vacant P
+        (stages/extraction/learned/confidence.py)."""
+        from stages.extraction.learned.confidence import AgreementCalibrator, RulesView, agreement, document_capture
 
         calibrators = self.assembler.calibrators
         rules_cands, _ = arrange_all({}, self.prefer, {}, self.rules_candidates(lines, today), today)
@@ -239,13 +240,15 @@ class ExtractionStage:
         raw_agree = dict(agree)
         if hasattr(calibrators["learned"], "agreed"):
             agree = {k: calibrators["learned"].agreed(c, captures[k]) for k, c in agree.items()}
+        capture = document_capture({p.capture for p in pages})
         assembler = copy.copy(self.assembler)  # the same decisions, confidence from both calibrators
-        assembler.calibrators = {**calibrators,
-                                 "learned": AgreementCalibrator(calibrators["learned"], agree, rules_found)}
+        assembler.calibrators = {**calibrators, "learned": AgreementCalibrator(calibrators["learned"], agree, rules_found,
+                                                                               vacant, capture)}
         fields, reasons, diagnostics = assembler.assemble(cands, lines, today, flag_disagreement=(),
                                                           decisions=decisions)
         diagnostics["rules"] = {"agree": sorted(agree), "found": sorted(rules.values),
-                                "agree_confidence": raw_agree, "capture": {k: captures[k] for k in raw_agree}}
+                                "agree_confidence": raw_agree, "capture": {k: captures[k] for k in raw_agree},
+                                "document_capture": capture}
         return fields, reasons, diagnostics
 
     def __call__(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page]) -> DocumentFields:

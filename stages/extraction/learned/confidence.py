@@ -49,16 +49,27 @@ class AgreementCalibrator:
     learned: FieldCalibrator
     agree: Mapping[str, float] = field(default_factory=dict)
     rules_found: Collection[str] = ()
+    vacant: Mapping[str, float] = field(default_factory=dict)  # per empty field, its vacant P (learned.extract)
+    capture: str = "scan"  # the document's capture (document_capture)
 
     def confidence(self, ev: Any) -> float:
         return max(self.learned.confidence(ev), self.agree.get(ev.key, 0.0))
 
     def absent_ok(self, key: str) -> float:
-        """P(really absent) as the learned calibration estimates it where the rules also found nothing (fitted on
-        exactly those fields) or where they found a value (``absent_ok_against_rules``, when the file has it)."""
+        """P(really absent) as the learned calibration estimates it: where the rules found a value, at the rate
+        fitted on exactly those fields (``absent_ok_against_rules``, when the file has it); where they found none
+        either, from the field's vacant P (``absent_given``, when the file has it), else at the rate fitted on
+        those fields."""
         if key in self.rules_found and hasattr(self.learned, "absent_ok_against_rules"):
             return self.learned.absent_ok_against_rules(key)
+        if key in self.vacant and hasattr(self.learned, "absent_given"):
+            return self.learned.absent_given(key, self.vacant[key], self.capture)
         return self.learned.absent_ok(key)
+
+
+def document_capture(captures: Collection[str]) -> str:
+    """One capture for a document's pages, the hardest to read: fax, else photo, else scan."""
+    return next((c for c in ("fax", "photo") if c in captures), "scan")
 
 
 def agreement(learned_fields: Mapping[str, Any], rules: RulesView) -> tuple[dict[str, float], list[str]]:

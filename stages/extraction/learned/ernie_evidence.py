@@ -33,14 +33,13 @@ def run_extractor(extractor: "ErnieExtractor", lines: Sequence[Sequence[TextLine
                   page_sizes: Sequence[tuple[float, float]]) -> tuple[Optional["Extraction"], ...]:
     """One :meth:`~stages.extraction.ernie.ErnieExtractor.extract_batch` over the document's pages with lines;
     per page the :class:`~stages.extraction.ernie.Extraction`, or None (no lines, or the extractor failed)."""
-    from stages.extraction.ernie import ExtractorLine, ExtractorPage
+    from stages.extraction.ernie import ExtractorPage
 
     out: list[Optional["Extraction"]] = [None] * len(lines)
     todo = [pi for pi, page_lines in enumerate(lines) if page_lines]
     if not todo:
         return tuple(out)
-    pages = [ExtractorPage([ExtractorLine.from_text_line(ln) for ln in lines[pi]],
-                           float(page_sizes[pi][0]), float(page_sizes[pi][1])) for pi in todo]
+    pages = [ExtractorPage.from_text_lines(lines[pi], *page_sizes[pi]) for pi in todo]
     try:
         results = extractor.extract_batch(pages)
     except Exception as exc:  # the decision runs without ERNIE's evidence

@@ -4,15 +4,17 @@ P, the joint assignment; the chosen candidates go to the field assembler with P 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from datetime import date
 from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
+from stages.contracts.fields import FIELD_KEYS
 from stages.contracts.types import TextLine
 from stages.extraction.decisions import Candidate as FieldCandidate
 from stages.extraction.label_reread import LabelIndex, reread_labels
-from stages.extraction.learned.assign import Scored, assign, role_cells
+from stages.extraction.learned.assign import RoleCells, Scored, assign, consistent, role_cells
 from stages.extraction.learned.candidates import Candidate, DocLines, merge, rule_candidates
 from stages.extraction.learned.detectors import detector_candidates
 from stages.extraction.learned.ernie_evidence import ErnieEvidence
@@ -34,6 +36,11 @@ class DocumentCandidates:
     candidates: list[Candidate]
     features: np.ndarray
     lexicon: Lexicon
+
+    @cached_property
+    def cells(self) -> RoleCells:
+        """The document's role-headed table rows and columns (one computation for every scorer that decides)."""
+        return role_cells(self.doc, self.lexicon)
 
 
 # label indexes by lexicon identity: the full lexicon's, kept, and the last other one (an adapted folder's lexicon is
@@ -73,9 +80,31 @@ def document_candidates(lines: Sequence[Sequence[TextLine]], page_sizes: Sequenc
     return DocumentCandidates(doc, cands, featurize(doc, cands, lexicon, evidence), lexicon)
 
 
-def decide(dc: DocumentCandidates, scorer: Scorer) -> dict[str, list[FieldCandidate]]:
+@dataclass(frozen=True)
+class Decided:
+    """The learned decision of one document: per field its chosen candidate (the field assembler's candidate), and
+    per field left empty ``vacant``: the highest P among its candidates that the rest of the assignment leaves room
+    for (0 where there is none), the evidence about whether it is really absent."""
+
+    fields: dict[str, list[FieldCandidate]]
+    vacant: dict[str, float]
+
+
+def vacant_p(scored: Sequence[Scored], chosen: dict[str, Candidate], cells: RoleCells) -> dict[str, float]:
+    """Per field without a chosen candidate, the highest P of its candidates that could join ``chosen`` (no span
+    another field holds, the date, amount and person constraints kept); 0 for a field with none."""
+    out = {k: 0.0 for k in FIELD_KEYS if k not in chosen}
+    for s in sorted(scored, key=lambda s: -s.p):
+        key = s.candidate.key
+        if key in out and out[key] == 0.0 and s.p > 0.0 and consistent({**chosen, key: s.candidate}, cells):
+            out[key] = s.p
+    return out
+
+
+def decide(dc: DocumentCandidates, scorer: Scorer) -> Decided:
     """The assignment's candidate per field, as the field assembler's candidate (score = P, method ``learned``,
-    ``how`` = source:strategy, rivals = other values offered for the field, margin = P over the best of them).
+    ``how`` = source:strategy, rivals = other values offered for the field, margin = P over the best of them), and
+    the vacant P of the fields left empty.
     Where a learned wording (an adapted folder's) offers the chosen value through another candidate, ``how`` names
     it too (``detector:name+rules:learned_label_right``): its support is part of the features behind P."""
     learned = {(c.key, c.value): f"{c.source}:{c.strategy}" for c in dc.candidates
@@ -86,10 +115,9 @@ def decide(dc: DocumentCandidates, scorer: Scorer) -> dict[str, list[FieldCandid
     for s in scored:
         d = best_other.setdefault(s.candidate.key, {})
         d[s.candidate.value] = max(d.get(s.candidate.value, 0.0), s.p)
+    chosen = {k: s for k, s in assign(scored, dc.cells).items() if s is not None}
     out: dict[str, list[FieldCandidate]] = {}
-    for key, s in assign(scored, role_cells(dc.doc, dc.lexicon)).items():
-        if s is None:
-            continue
+    for key, s in chosen.items():
         c = s.candidate
         others = [p for v, p in best_other[key].items() if v != c.value]
         how = f"{c.source}:{c.strategy}"
@@ -97,4 +125,4 @@ def decide(dc: DocumentCandidates, scorer: Scorer) -> dict[str, list[FieldCandid
             how += "+" + learned[(key, c.value)]
         out[key] = [FieldCandidate(key, c.text, c.chars, round(s.p, 4), "learned", how,
                                    len(others), round(s.p - max(others), 4) if others else 1.0)]
-    return out
+    return Decided(out, vacant_p(scored, {k: s.candidate for k, s in chosen.items()}, dc.cells))

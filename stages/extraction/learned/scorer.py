@@ -16,6 +16,13 @@ from stages.extraction.learned.features import FEATURE_NAMES, FEATURE_VERSION
 MODEL_FILE = "scorer.txt"
 CALIBRATION_FILE = "calibration.json"
 CALIBRATION_FORMAT = "docpipe-score-calibration"
+# an empty field is free when no candidate left for it has P above this (dev: 112 of 120 such fields on scans and
+# photos were really absent, 11 of 26 above it), on a document that is no fax (there a misread leaves nothing)
+VACANT_FREE = 1e-3
+
+
+def is_free(vacant: float, capture: str) -> bool:
+    return vacant < VACANT_FREE and capture != "fax"
 
 
 class Scorer:
@@ -69,6 +76,10 @@ class ScoreCalibrator:
     # per page capture (scan, fax, photo): an isotonic map of the rules' calibrated confidence of a value the learned
     # decision shares onto P(correct), fitted on variant captures (the rules' calibrator saw clean scans only)
     agree_maps: Mapping[str, tuple[tuple[float, ...], tuple[float, ...]]] = field(default_factory=dict)
+    # P(really absent | left empty, the rules found nothing either, no candidate left free for it: its vacant P, the
+    # best P of a candidate the rest of the assignment leaves room for, below VACANT_FREE; not a fax); null_ok is
+    # then fitted on the other empty fields (a free candidate, or a fax) and holds for them
+    null_ok_free: Mapping[str, float] = field(default_factory=dict)
 
     def confidence(self, ev: Any) -> float:
         p = float(ev.score)
@@ -87,6 +98,14 @@ class ScoreCalibrator:
             return rules_confidence
         return min(1.0, max(0.0, float(np.interp(rules_confidence, xy[0], xy[1]))))
 
+    def absent_given(self, key: str, vacant: float, capture: str) -> float:
+        """P(really absent | the decision left the field empty with this vacant P, the rules found nothing either,
+        on a document of this capture): the rate fitted on free fields (:func:`is_free`), else the one fitted on
+        the rest."""
+        if self.null_ok_free and is_free(vacant, capture):
+            return float(self.null_ok_free.get(key, self.default_null_ok))
+        return self.absent_ok(key)
+
     def absent_ok_against_rules(self, key: str) -> float:
         """P(really absent | the decision left the field empty though the rules' own decision found a value)."""
         return float(self.null_ok_against_rules.get(key, self.absent_ok(key)))
@@ -97,7 +116,8 @@ class ScoreCalibrator:
                "isotonic": {"x": list(self.iso_x), "y": list(self.iso_y)},
                "null_ok": dict(self.null_ok), "default_null_ok": self.default_null_ok,
                "null_ok_against_rules": dict(self.null_ok_against_rules),
-               "agree_maps": {c: {"x": list(x), "y": list(y)} for c, (x, y) in self.agree_maps.items()}}
+               "agree_maps": {c: {"x": list(x), "y": list(y)} for c, (x, y) in self.agree_maps.items()},
+               "null_ok_free": dict(self.null_ok_free), "vacant_free": VACANT_FREE}
         out.update(extra or {})
         return out
 
@@ -110,8 +130,13 @@ class ScoreCalibrator:
                    {str(k): float(v) for k, v in (data.get("null_ok") or {}).items()},
                    float(data.get("default_null_ok", 0.5)), str(data.get("version", "")),
                    {str(k): float(v) for k, v in (data.get("null_ok_against_rules") or {}).items()},
-                   {str(c): (tuple(float(v) for v in m.get("x", ())), tuple(float(v) for v in m.get("y", ())))
-                    for c, m in (data.get("agree_maps") or {}).items()})
+                   _maps(data.get("agree_maps")),
+                   {str(k): float(v) for k, v in (data.get("null_ok_free") or {}).items()})
+
+
+def _maps(data: Optional[Mapping[str, Any]]) -> dict[str, tuple[tuple[float, ...], tuple[float, ...]]]:
+    return {str(c): (tuple(float(v) for v in m.get("x", ())), tuple(float(v) for v in m.get("y", ())))
+            for c, m in (data or {}).items()}
 
 
 def load_score_calibrator(directory: Optional[Path] = None) -> Optional[ScoreCalibrator]:

@@ -105,7 +105,7 @@ def test_a_scorer_refit_from_three_corrected_documents_changes_decisions(chars, 
     changed = right_before = right_after = 0
     for truth in grid_docs[3:]:
         dc = _candidates(_record(truth), plain, chars, extractor)
-        before, after = decide(dc, synthetic), decide(dc, refit)
+        before, after = decide(dc, synthetic).fields, decide(dc, refit).fields
         changed += sum((before.get(k) or [None])[0] != (after.get(k) or [None])[0] for k in set(before) | set(after))
         right_before += _right(before, truth)
         right_after += _right(after, truth)

@@ -61,3 +61,20 @@ def test_shared_values_are_mapped_per_capture() -> None:
     assert 0.94 < cal.agreed(0.997, "fax") < 0.97
     assert cal.agreed(0.997, "photo") == 0.997  # no map: unchanged
     assert ScoreCalibrator.from_json(cal.to_json()) == cal
+
+
+def test_free_empty_fields_get_their_own_absent_rate() -> None:
+    """P(really absent) of an empty field is fitted apart for free fields (no candidate left for them, not a fax)
+    and for the rest; each rate holds for its own kind."""
+    def s(vacant, absent, capture="scan"):
+        return {"field": "beneficiary_name", "found": False, "correct": absent, "truth_absent": absent,
+                "score": None, "rules_agree": False, "rules_found": False, "vacant": vacant,
+                "document_capture": capture}
+
+    samples = [s(0.0, True) for _ in range(18)] + [s(0.02, i % 2 == 0) for i in range(8)]
+    samples += [s(0.0, False, "fax") for _ in range(2)]
+    cal = fit_calibration(samples, "t")
+    assert cal.absent_given("beneficiary_name", 0.0, "scan") == 0.95  # 18 of 18, add-one smoothed
+    assert cal.absent_given("beneficiary_name", 0.02, "scan") == round(5 / 12, 6)  # 4 of 10 (with the fax's two)
+    assert cal.absent_given("beneficiary_name", 0.0, "fax") == round(5 / 12, 6)
+    assert ScoreCalibrator.from_json(cal.to_json()) == cal

@@ -95,8 +95,8 @@ def test_a_scorer_trained_on_three_documents_changes_decisions(train_docs, chars
     for doc in train_docs:
         # half the lexicon withheld: where the rules lose their labels, the trained scorer reads detectors' values
         dc, _ = document_rows(doc, TODAY, 0.5, 1, chars=chars, extractor=ernie)
-        a = {k: v[0].text for k, v in decide(dc, fitted).items()}
-        b = {k: v[0].text for k, v in decide(dc, untrained).items()}
+        a = {k: v[0].text for k, v in decide(dc, fitted).fields.items()}
+        b = {k: v[0].text for k, v in decide(dc, untrained).fields.items()}
         changed += sum(a.get(k) != b.get(k) for k in set(a) | set(b))
         for key, truth in doc.truth.items():
             got_a = next((c.value for c in dc.candidates if c.key == key and c.text == a.get(key)), None)

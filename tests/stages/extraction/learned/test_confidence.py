@@ -54,6 +54,14 @@ def test_empty_field_the_rules_found_uses_the_against_rules_rate() -> None:
     assert AgreementCalibrator(LEARNED, {}, ()).absent_ok("premium") == 0.3  # both left it empty
 
 
+def test_empty_field_both_left_empty_is_judged_by_its_vacant_p() -> None:
+    cal = replace(LEARNED, null_ok_free={"premium": 0.98})
+    assert AgreementCalibrator(cal, {}, (), {"premium": 0.0}).absent_ok("premium") == 0.98  # nothing left free
+    assert AgreementCalibrator(cal, {}, (), {"premium": 0.05}).absent_ok("premium") == 0.3  # a candidate was free
+    assert AgreementCalibrator(cal, {}, ["premium"], {"premium": 0.0}).absent_ok("premium") == 0.1  # rules found it
+    assert AgreementCalibrator(cal, {}, (), {"premium": 0.0}, "fax").absent_ok("premium") == 0.3  # a fax
+
+
 @pytest.fixture(scope="module")
 def stage() -> ExtractionStage:
     chars = CharDict.from_chars(resolve_model("ppocrv4_rec", "rec").characters, use_space_char=True)

@@ -77,7 +77,7 @@ def test_without_ernie_the_features_are_missing_and_no_ernie_candidates() -> Non
     dc = document_candidates(LINES, SIZES, TODAY)
     assert all(c.source != SOURCE for c in dc.candidates)
     assert np.isnan(dc.features[:, COLS]).all()
-    assert decide(dc, Scorer(None))  # the decision runs on the rest
+    assert decide(dc, Scorer(None)).fields  # the decision runs on the rest
 
 
 def test_a_failing_extractor_leaves_the_evidence_missing_and_the_decision_runs(stage, monkeypatch) -> None:
