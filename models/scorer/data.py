@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 from typing import Any, Iterator, Optional, Sequence
@@ -17,7 +17,8 @@ from models.scorer.ocr_cache import CachedDocument, load_folder
 from stages.contracts.types import TextLine
 from stages.extraction.learned.ernie_evidence import run_extractor
 from stages.extraction.learned.extract import DocumentCandidates, document_candidates
-from stages.extraction.rules.lexicon import FULL_LEXICON, withheld_lexicon
+from stages.contracts.fields import FIELD_KEYS
+from stages.extraction.rules.lexicon import FULL_LEXICON, ROLE_WORDS, withheld_lexicon
 from stages.recognition.ctc import CharDict
 
 
@@ -69,6 +70,42 @@ def withheld_fraction(rng: random.Random, share: float, low: float, high: float)
     return rng.uniform(low, high) if rng.random() < share else 0.0
 
 
+_ROLE_CHARS = set("".join(ROLE_WORDS))
+
+
+def novel_pool(docs: Sequence[Document]) -> str:
+    """The characters novel wordings are drawn from: every CJK character printed on the documents (names,
+    addresses, companies, labels) except those of the role words, in a fixed order."""
+    chars = {ch for d in docs for page in d.lines for ln in page for ch in ln.text if "\u4e00" <= ch <= "\u9fff"}
+    return "".join(sorted(chars - _ROLE_CHARS))
+
+
+def novel_wordings(doc: Document, rng: random.Random, keys: Sequence[str], pool: str) -> Document:
+    """The document with every printed label of the fields ``keys`` (the lexicon's field and period labels that
+    name one of them) replaced by a string of the same length drawn from ``pool``, one string per label text,
+    that no lexicon label occurs in: a wording nobody listed, as on an insurer's new forms. Characters keep their
+    places and recognition probabilities, so the page's geometry and OCR evidence stay as they were."""
+    novel: dict[str, str] = {}
+
+    def draw(label: str) -> str:
+        while label not in novel:
+            text = "".join(rng.choice(pool) for _ in label)
+            if FULL_LEXICON.pattern.search(text) is None:
+                novel[label] = text
+        return novel[label]
+
+    def rewrite(ln: TextLine) -> TextLine:
+        parts, end = [], 0
+        for m in FULL_LEXICON.pattern.finditer(ln.text):
+            d = FULL_LEXICON.labels.get(m.group())
+            if d is not None and d.kind in ("field", "period") and set(d.fields) & set(keys):
+                parts += [ln.text[end:m.start()], draw(m.group())]
+                end = m.end()
+        return replace(ln, text="".join(parts) + ln.text[end:]) if parts else ln
+
+    return replace(doc, lines=[[rewrite(ln) for ln in page] for page in doc.lines])
+
+
 def document_rows(doc: Document, today: date, withhold: float = 0.0, seed: int = 0,
                   chars: Optional[CharDict] = None, extractor: Any = None) -> tuple[DocumentCandidates, np.ndarray]:
     """The document's candidates and features (lexicon less ``withhold`` of its wordings) and their 0/1 labels;
@@ -82,15 +119,21 @@ def document_rows(doc: Document, today: date, withhold: float = 0.0, seed: int =
 
 
 def training_rows(docs: Sequence[Document], today: date, seed: int, share: float, low: float, high: float,
-                  chars: Optional[CharDict] = None, extractor: Any = None, ernie_drop: float = 0.0
-                  ) -> Iterator[tuple[str, np.ndarray, np.ndarray]]:
+                  chars: Optional[CharDict] = None, extractor: Any = None, ernie_drop: float = 0.0,
+                  novel: float = 0.0, novel_fields: int = 3) -> Iterator[tuple[str, np.ndarray, np.ndarray]]:
     """(document name, features, labels) per document, the withheld fraction drawn per document from ``seed``;
     on a random ``ernie_drop`` of the documents ERNIE-Layout's evidence is left out (as where it fails at runtime),
-    drawn from a generator of its own so that the withheld fractions stay those of ``seed``."""
+    and on a random ``novel`` share of them the labels of 1 to ``novel_fields`` fields are printed in novel
+    wordings (:func:`novel_wordings`), each drawn from a generator of its own so that the withheld fractions stay
+    those of ``seed``."""
     rng = random.Random(seed)
     drops = random.Random(f"ernie-drop:{seed}")
+    novels = random.Random(f"novel:{seed}")
+    pool = novel_pool(docs) if novel else ""
     for doc in docs:
         frac = withheld_fraction(rng, share, low, high)
         dropped = drops.random() < ernie_drop
+        if novels.random() < novel:
+            doc = novel_wordings(doc, novels, novels.sample(FIELD_KEYS, novels.randint(1, novel_fields)), pool)
         dc, y = document_rows(doc, today, frac, seed, chars, None if dropped else extractor)
         yield doc.name, dc.features, y
