@@ -63,7 +63,8 @@ class Scorer:
 @dataclass(frozen=True)
 class ScoreCalibrator:
     """Confidence of a field = isotonic map of the scorer's P of the chosen candidate; ``null_ok[key]`` =
-    P(the field is really absent | the decision left it empty). Duck-types
+    P(the field is really absent | the decision left it empty), or of a free empty field ``null_ok_free[key]``
+    (:meth:`absent_given`). Duck-types
     :class:`~stages.extraction.confidence.Calibrator` for the field assembler (``confidence(ev)`` reads
     ``ev.score``, the scorer's P)."""
 
@@ -125,6 +126,9 @@ class ScoreCalibrator:
     def from_json(cls, data: Mapping[str, Any], where: str = "score calibration") -> "ScoreCalibrator":
         if data.get("format") != CALIBRATION_FORMAT:
             raise ValueError(f"{where}: not a {CALIBRATION_FORMAT} file")
+        if data.get("null_ok_free") and data.get("vacant_free") != VACANT_FREE:
+            raise ValueError(f"{where}: free absent rates fitted at vacant P {data.get('vacant_free')}, not "
+                             f"{VACANT_FREE}; refit with python -m models.scorer.calibrate")
         iso = data.get("isotonic") or {}
         return cls(tuple(float(v) for v in iso.get("x", ())), tuple(float(v) for v in iso.get("y", ())),
                    {str(k): float(v) for k, v in (data.get("null_ok") or {}).items()},

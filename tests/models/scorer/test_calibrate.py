@@ -1,6 +1,8 @@
 """The score calibration is monotone, smoothed, keeps absent-field rates per field and maps shared values per capture."""
 from __future__ import annotations
 
+import pytest
+
 from models.scorer.calibrate import fit_calibration, monotone
 from stages.extraction.learned.scorer import ScoreCalibrator
 
@@ -78,3 +80,5 @@ def test_free_empty_fields_get_their_own_absent_rate() -> None:
     assert cal.absent_given("beneficiary_name", 0.02, "scan") == round(5 / 12, 6)  # 4 of 10 (with the fax's two)
     assert cal.absent_given("beneficiary_name", 0.0, "fax") == round(5 / 12, 6)
     assert ScoreCalibrator.from_json(cal.to_json()) == cal
+    with pytest.raises(ValueError, match="refit"):  # rates fitted at another threshold are not applied
+        ScoreCalibrator.from_json({**cal.to_json(), "vacant_free": 0.01})
