@@ -48,21 +48,28 @@ def monotone(y: Sequence[float], w: Sequence[float]) -> list[float]:
     return [m for m, _, n in blocks for _ in range(int(n))]
 
 
+def _w(sample: dict[str, Any]) -> float:
+    return float(sample.get("weight", 1.0))
+
+
 def _absent_share(samples: Sequence[dict[str, Any]], key: str) -> float:
     empty = [s for s in samples if s["field"] == key and not s["found"]]
-    return round((sum(s["truth_absent"] for s in empty) + 1) / (len(empty) + 2), 6)
+    return round((sum(_w(s) for s in empty if s["truth_absent"]) + 1) / (sum(_w(s) for s in empty) + 2), 6)
 
 
-def binned_map(x: np.ndarray, y: np.ndarray, edges: Sequence[float]) -> tuple[tuple[float, ...], tuple[float, ...]]:
+def binned_map(x: np.ndarray, y: np.ndarray, edges: Sequence[float], w: Optional[np.ndarray] = None
+               ) -> tuple[tuple[float, ...], tuple[float, ...]]:
     """Bins of ``x`` with add-one smoothing (so that a bin without errors does not claim certainty), then an
-    isotonic fit over the bins' mean ``x`` weighted by their size: the breakpoints of a monotone map."""
+    isotonic fit over the bins' mean ``x`` weighted by their size: the breakpoints of a monotone map. ``w``: each
+    sample's weight (a document read in several lexicon draws counts once in all, not once per draw)."""
+    w = np.ones(len(x)) if w is None else np.asarray(w, np.float64)
     which = np.searchsorted(np.asarray(edges), x, side="right")
     bins = [np.flatnonzero(which == i) for i in range(len(edges) + 1)]
     bins = [b for b in bins if len(b)]
     bx = np.array([x[b].mean() for b in bins])
-    by = np.array([(y[b].sum() + 1.0) / (len(b) + 2.0) for b in bins])
+    by = np.array([((w[b] * y[b]).sum() + 1.0) / (w[b].sum() + 2.0) for b in bins])
     return (tuple(round(float(v), 6) for v in bx),
-            tuple(round(v, 6) for v in monotone(by, [len(b) for b in bins])))
+            tuple(round(v, 6) for v in monotone(by, [w[b].sum() for b in bins])))
 
 
 def agree_maps(samples: Sequence[dict[str, Any]]) -> dict[str, tuple[tuple[float, ...], tuple[float, ...]]]:
@@ -75,7 +82,8 @@ def agree_maps(samples: Sequence[dict[str, Any]]) -> dict[str, tuple[tuple[float
         mine = [s for s in shared if (s.get("capture") or "scan") == capture]
         if len(mine) >= MIN_AGREE:
             out[capture] = binned_map(np.array([float(s["rules_confidence"]) for s in mine]),
-                                      np.array([float(s["correct"]) for s in mine]), AGREE_EDGES)
+                                      np.array([float(s["correct"]) for s in mine]), AGREE_EDGES,
+                                      np.array([_w(s) for s in mine]))
     return out
 
 
@@ -91,7 +99,7 @@ def fit_calibration(samples: Sequence[dict[str, Any]], version: str) -> ScoreCal
     paired = bool(samples) and all("rules_agree" in s for s in samples)
     found = [s for s in samples if s["found"] and s["score"] is not None and not (paired and s["rules_agree"])]
     xs, ys = binned_map(np.array([float(s["score"]) for s in found]), np.array([float(s["correct"]) for s in found]),
-                        EDGES)
+                        EDGES, np.array([_w(s) for s in found]))
     if not paired:
         return ScoreCalibrator(xs, ys, {k: _absent_share(samples, k) for k in FIELD_KEYS}, 0.5, version)
     both = [s for s in samples if not s["rules_found"]]
@@ -102,6 +110,13 @@ def fit_calibration(samples: Sequence[dict[str, Any]], version: str) -> ScoreCal
     return ScoreCalibrator(tuple(xs), tuple(ys), {k: _absent_share(rest, k) for k in FIELD_KEYS}, 0.5, version,
                            {k: _absent_share(against, k) for k in FIELD_KEYS}, agree_maps(samples),
                            {k: _absent_share(free, k) for k in FIELD_KEYS} if free else {})
+
+
+def draw_weight(label: str, labels: Sequence[str]) -> float:
+    """1 / the number of lexicon draws fitted on for the label's document folder (``FOLDER[/withheld F:S]/CONFIG``):
+    the draws read the same documents again, so together they count as one reading of each."""
+    folder = label.split("/", 1)[0]
+    return 1.0 / sum(1 for other in labels if other.split("/", 1)[0] == folder)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -115,7 +130,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     pooled: dict[str, list] = {}
     for path in args.report:
         pooled.update(json.loads(path.read_text(encoding="utf-8"))["samples"])
-    samples = [s for label in args.label for s in pooled[label]]
+    samples = [dict(s, weight=draw_weight(label, args.label)) for label in args.label for s in pooled[label]]
     cal = fit_calibration(samples, args.version)
     found = sum(1 for s in samples if s["found"])
     extra = {"fitted_on": {"reports": [p.name for p in args.report], "labels": args.label, "fields_found": found,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from models.scorer.calibrate import fit_calibration, monotone
+from models.scorer.calibrate import draw_weight, fit_calibration, monotone
 from stages.extraction.learned.scorer import ScoreCalibrator
 
 
@@ -82,3 +82,17 @@ def test_free_empty_fields_get_their_own_absent_rate() -> None:
     assert ScoreCalibrator.from_json(cal.to_json()) == cal
     with pytest.raises(ValueError, match="refit"):  # rates fitted at another threshold are not applied
         ScoreCalibrator.from_json({**cal.to_json(), "vacant_free": 0.01})
+
+
+def test_lexicon_draws_of_one_folder_count_as_one_reading() -> None:
+    """Fitting on the same documents in four lexicon draws, each weighted by draw_weight, gives the map of one
+    draw: repeated readings of a document do not add evidence."""
+    def s(correct):
+        return {"field": "insurer", "found": True, "correct": correct, "truth_absent": False, "score": 0.9999,
+                "rules_agree": False, "rules_found": True}
+
+    one = [s(i % 20 != 0) for i in range(100)]
+    labels = ["dev/learned", "dev/withheld 0.3:3/learned", "dev/withheld 0.5:4/learned", "dev/withheld 0.5:5/learned"]
+    assert draw_weight(labels[1], labels) == 0.25 and draw_weight("other/learned", labels + ["other/learned"]) == 1.0
+    four = [dict(x, weight=draw_weight(label, labels)) for label in labels for x in one]
+    assert fit_calibration(four, "t").iso_y == fit_calibration(one, "t").iso_y

@@ -195,8 +195,9 @@ def _actor_pids() -> set[int]:
 
 
 def test_killing_a_ray_worker_mid_run_loses_no_document(cluster, tmp_path: Path) -> None:
-    """SIGKILL the actor process that is busy when the first result arrives: Ray restarts it and re-runs
-    its batch; every input ends with exactly one record, none failed."""
+    """SIGKILL the actor process that is busy when the first result arrives: Ray re-runs its batch (on the
+    restarted actor or on the other one, whichever the scheduler picks); every input ends with exactly one record,
+    none failed."""
     src, out = tmp_path / "in", tmp_path / "out"
     src.mkdir()
     inputs = SAMPLES[:6]
@@ -221,7 +222,7 @@ def test_killing_a_ray_worker_mid_run_loses_no_document(cluster, tmp_path: Path)
     summary = run_ray_batch(src, out, one_thread_config(max_batch=1), "engine", stream=io.StringIO(), on_row=on_row)
     assert killed and done_at_kill[0] < len(inputs)  # it died mid-run
     assert not psutil.pid_exists(killed[0]) or psutil.Process(killed[0]).status() == psutil.STATUS_ZOMBIE
-    assert {r["pid"] for r in after_kill} - actors_at_kill  # a restarted actor finished the work
+    assert after_kill  # the run went on after the kill (which actor re-runs the batch is the scheduler's choice)
     assert summary.unprocessed == 0 and summary.failed == 0 and sum(summary.processed.values()) == len(inputs)
     found = records(out)
     assert sorted(found) == sorted(p.name for p in inputs)  # exactly one record per input, no temp files
