@@ -14,10 +14,10 @@ from typing import Any, Iterator, Optional, Sequence
 import numpy as np
 
 from models.scorer.ocr_cache import CachedDocument, load_folder
+from stages.contracts.fields import FIELD_KEYS
 from stages.contracts.types import TextLine
 from stages.extraction.learned.ernie_evidence import run_extractor
 from stages.extraction.learned.extract import DocumentCandidates, document_candidates
-from stages.contracts.fields import FIELD_KEYS
 from stages.extraction.rules.lexicon import FULL_LEXICON, ROLE_WORDS, withheld_lexicon
 from stages.recognition.ctc import CharDict
 

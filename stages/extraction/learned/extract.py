@@ -4,8 +4,8 @@ P, the joint assignment; the chosen candidates go to the field assembler with P 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 from datetime import date
+from functools import cached_property
 from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
