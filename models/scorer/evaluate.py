@@ -5,7 +5,9 @@ the OCR ms per page recorded in the cache. Optionally with a part of the label l
     PYTHONPATH=$PWD python -m models.scorer.evaluate --ocr /work/data/learned/ocr/dev5 \\
         --config rules=configs/default.yaml --config learned=configs/learned.yaml --withhold 0.3:1
 
-Also writes, per configuration, the (P, correct) pairs of the fields found (``--samples``) for calibration."""
+With ``--json``, also writes per configuration the wrong fields (``errors``), the documents sent straight through
+(``straight_through``) and per field a sample of the decision's evidence and whether it was right (``samples``,
+with the document's name), which ``python -m models.scorer.calibrate`` fits on."""
 from __future__ import annotations
 
 import argparse
@@ -41,6 +43,7 @@ class Tally:
         self.ms = 0.0
         self.pages = 0
         self.samples: list[dict[str, Any]] = []
+        self.straight_docs: list[str] = []  # documents sent straight through, in folder order
 
     def add(self, doc: CachedDocument, fields: dict, reasons: list, diagnostics: dict, ms: float) -> None:
         truth = doc.truth["fields"]
@@ -48,6 +51,7 @@ class Tally:
         right = self.board.add_document(doc.name, truth, pred)
         if not reasons:
             self.straight += 1
+            self.straight_docs.append(doc.name)
             self.straight_wrong += not right
         self.ms += ms
         self.pages += len(doc.pages)
@@ -55,7 +59,7 @@ class Tally:
         rules = diagnostics.get("rules")  # the learned decision: fields the rules' own decision shares, finds
         for k in FIELD_KEYS:
             found = pred.get(k) is not None
-            sample = {"field": k, "found": found, "correct": pred.get(k) == truth.get(k),
+            sample = {"doc": doc.name, "field": k, "found": found, "correct": pred.get(k) == truth.get(k),
                       "truth_absent": truth.get(k) is None,
                       "score": evidence.get(k, {}).get("score") if found else None}
             if found:
@@ -88,6 +92,7 @@ def compare(folders: Sequence[Path], configs: dict[str, DocpipeConfig], withhold
     out: dict[str, Any] = {}
     samples: dict[str, Any] = {}
     errors: dict[str, Any] = {}
+    straight: dict[str, Any] = {}
     for folder in folders:
         docs = load_folder(folder)
         tallies = {k: Tally() for k in stages}
@@ -105,8 +110,9 @@ def compare(folders: Sequence[Path], configs: dict[str, DocpipeConfig], withhold
             out[label] = {**t.report(), "ocr_ms_per_page": round(ocr_ms / ocr_pages, 1) if ocr_pages else None}
             samples[label] = t.samples
             errors[label] = [list(e) for e in t.board.errors]
+            straight[label] = t.straight_docs
             log.info("%-34s %s", label, json.dumps(out[label]))
-    return {"results": out, "errors": errors, "samples": samples}
+    return {"results": out, "errors": errors, "samples": samples, "straight_through": straight}
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -114,7 +120,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--ocr", type=Path, action="append", required=True, help="OCR cache folder (dev splits only)")
     ap.add_argument("--config", action="append", required=True, help="NAME=PATH of a docpipe YAML config")
     ap.add_argument("--withhold", action="append", default=[], help="FRACTION:SEED, a withheld-wording draw")
-    ap.add_argument("--json", type=Path, help="write results and per-field samples here")
+    ap.add_argument("--json", type=Path, help="write results, errors, straight-through documents and per-field samples here")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     configs = {n: load_config(p) for n, p in (c.split("=", 1) for c in args.config)}

@@ -1,0 +1,22 @@
+"""The replay report names every document sent straight through and every wrong field, per configuration."""
+from __future__ import annotations
+
+from models.scorer.evaluate import Tally
+from models.scorer.ocr_cache import CachedDocument
+
+
+def _doc(name: str, insurer: str) -> CachedDocument:
+    return CachedDocument(name, [[]], [], {"fields": {"insurer": insurer, "premium": None}}, {})
+
+
+def test_tally_lists_straight_through_documents_and_samples_name_them() -> None:
+    t = Tally()
+    right = {"insurer": {"value": "甲保险公司"}, "premium": None}
+    t.add(_doc("a.jpg", "甲保险公司"), right, [], {}, 10.0)  # straight through, right
+    t.add(_doc("b.jpg", "乙保险公司"), right, [], {}, 10.0)  # straight through, wrong
+    t.add(_doc("c.jpg", "甲保险公司"), right, ["low_confidence:insurer"], {}, 10.0)  # to review
+    rep = t.report()
+    assert (rep["straight_through"], rep["wrong_straight_through"]) == (2, 1)
+    assert t.straight_docs == ["a.jpg", "b.jpg"]
+    assert {s["doc"] for s in t.samples} == {"a.jpg", "b.jpg", "c.jpg"}
+    assert [s for s in t.samples if s["doc"] == "b.jpg" and s["field"] == "insurer"][0]["correct"] is False
