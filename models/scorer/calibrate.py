@@ -10,7 +10,9 @@ load_score_calibrator`: ``isotonic.x``/``isotonic.y`` are the breakpoints of a m
 bin's add-one smoothed share of correct values, made monotone),
 ``null_ok`` the absent-field probabilities (add-one smoothed), ``agree_maps`` per page capture the map of the rules'
 confidence of a value the learned decision shares onto P(correct), ``null_ok_free`` the absent-field probabilities
-of free empty fields (no candidate left for them, ``stages/extraction/learned/scorer.py: is_free``)."""
+of free empty fields (no candidate left for them, ``stages/extraction/learned/scorer.py: is_free``),
+``weak_reading`` the map of P for values read with a character below ``WEAK_READING``, fitted on them alone (the
+isotonic map is then fitted on the others)."""
 from __future__ import annotations
 
 import argparse
@@ -23,7 +25,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from stages.contracts.fields import FIELD_KEYS
-from stages.extraction.learned.scorer import ScoreCalibrator, is_free
+from stages.extraction.learned.scorer import WEAK_READING, ScoreCalibrator, is_free
 
 log = logging.getLogger("models.scorer.calibrate")
 
@@ -91,6 +93,17 @@ def _free(sample: dict[str, Any]) -> bool:
     return sample.get("vacant") is not None and is_free(sample["vacant"], sample.get("document_capture") or "scan")
 
 
+def _weak(sample: dict[str, Any]) -> bool:
+    """A value read with a character below WEAK_READING (its evidence's ``rec_min``)."""
+    rec_min = (sample.get("evidence") or {}).get("rec_min")
+    return rec_min is not None and float(rec_min) < WEAK_READING
+
+
+def _map(found: Sequence[dict[str, Any]]) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    return binned_map(np.array([float(s["score"]) for s in found]), np.array([float(s["correct"]) for s in found]),
+                      EDGES, np.array([_w(s) for s in found]))
+
+
 def fit_calibration(samples: Sequence[dict[str, Any]], version: str) -> ScoreCalibrator:
     """Samples that record the rules' own decision (``rules_agree``, ``rules_found``) fit the map of P on the
     fields whose value the rules do not share (where P alone makes the confidence,
@@ -98,10 +111,13 @@ def fit_calibration(samples: Sequence[dict[str, Any]], version: str) -> ScoreCal
     on the others both left empty, and ``null_ok_against_rules`` on those the rules found a value for."""
     paired = bool(samples) and all("rules_agree" in s for s in samples)
     found = [s for s in samples if s["found"] and s["score"] is not None and not (paired and s["rules_agree"])]
-    xs, ys = binned_map(np.array([float(s["score"]) for s in found]), np.array([float(s["correct"]) for s in found]),
-                        EDGES, np.array([_w(s) for s in found]))
+    weak = [s for s in found if _weak(s)]
+    found = [s for s in found if not _weak(s)]
+    xs, ys = _map(found)
+    wx, wy = _map(weak) if weak else ((), ())
     if not paired:
-        return ScoreCalibrator(xs, ys, {k: _absent_share(samples, k) for k in FIELD_KEYS}, 0.5, version)
+        return ScoreCalibrator(xs, ys, {k: _absent_share(samples, k) for k in FIELD_KEYS}, 0.5, version,
+                               weak_x=wx, weak_y=wy)
     both = [s for s in samples if not s["rules_found"]]
     against = [s for s in samples if s["rules_found"]]
     # empty fields with their vacant P recorded split into free ones and the rest, each rate fitted on its own
@@ -109,7 +125,7 @@ def fit_calibration(samples: Sequence[dict[str, Any]], version: str) -> ScoreCal
     rest = [s for s in both if not _free(s)]
     return ScoreCalibrator(tuple(xs), tuple(ys), {k: _absent_share(rest, k) for k in FIELD_KEYS}, 0.5, version,
                            {k: _absent_share(against, k) for k in FIELD_KEYS}, agree_maps(samples),
-                           {k: _absent_share(free, k) for k in FIELD_KEYS} if free else {})
+                           {k: _absent_share(free, k) for k in FIELD_KEYS} if free else {}, wx, wy)
 
 
 def draw_weight(label: str, labels: Sequence[str]) -> float:

@@ -19,6 +19,9 @@ CALIBRATION_FORMAT = "docpipe-score-calibration"
 # an empty field is free when no candidate left for it has P above this (dev: 112 of 120 such fields on scans and
 # photos were really absent, 11 of 26 above it), on a document that is no fax (there a misread leaves nothing)
 VACANT_FREE = 1e-3
+# a value whose least sure character the recognizer read below this has its own map of P: such values are wrong
+# more often at the same P (docs/decisions.md, "A map of its own for values read with an unsure character")
+WEAK_READING = 0.9
 
 
 def is_free(vacant: float, capture: str) -> bool:
@@ -81,10 +84,15 @@ class ScoreCalibrator:
     # best P of a candidate the rest of the assignment leaves room for, below VACANT_FREE; not a fax); null_ok is
     # then fitted on the other empty fields (a free candidate, or a fax) and holds for them
     null_ok_free: Mapping[str, float] = field(default_factory=dict)
+    # the map of P for values read with a character below WEAK_READING (``rec_min``), fitted on those values alone
+    weak_x: tuple[float, ...] = ()
+    weak_y: tuple[float, ...] = ()
 
     def confidence(self, ev: Any) -> float:
         p = float(ev.score)
-        if self.iso_x:
+        if self.weak_x and float(getattr(ev, "rec_min", 1.0)) < WEAK_READING:
+            p = float(np.interp(p, self.weak_x, self.weak_y))
+        elif self.iso_x:
             p = float(np.interp(p, self.iso_x, self.iso_y))
         return min(1.0, max(0.0, p))
 
@@ -118,7 +126,8 @@ class ScoreCalibrator:
                "null_ok": dict(self.null_ok), "default_null_ok": self.default_null_ok,
                "null_ok_against_rules": dict(self.null_ok_against_rules),
                "agree_maps": {c: {"x": list(x), "y": list(y)} for c, (x, y) in self.agree_maps.items()},
-               "null_ok_free": dict(self.null_ok_free), "vacant_free": VACANT_FREE}
+               "null_ok_free": dict(self.null_ok_free), "vacant_free": VACANT_FREE,
+               "weak_reading": {"below": WEAK_READING, "x": list(self.weak_x), "y": list(self.weak_y)}}
         out.update(extra or {})
         return out
 
@@ -129,13 +138,18 @@ class ScoreCalibrator:
         if data.get("null_ok_free") and data.get("vacant_free") != VACANT_FREE:
             raise ValueError(f"{where}: free absent rates fitted at vacant P {data.get('vacant_free')}, not "
                              f"{VACANT_FREE}; refit with python -m models.scorer.calibrate")
+        weak = data.get("weak_reading") or {}
+        if weak.get("x") and weak.get("below") != WEAK_READING:
+            raise ValueError(f"{where}: weak-reading map fitted below {weak.get('below')}, not {WEAK_READING}; refit "
+                             "with python -m models.scorer.calibrate")
         iso = data.get("isotonic") or {}
         return cls(tuple(float(v) for v in iso.get("x", ())), tuple(float(v) for v in iso.get("y", ())),
                    {str(k): float(v) for k, v in (data.get("null_ok") or {}).items()},
                    float(data.get("default_null_ok", 0.5)), str(data.get("version", "")),
                    {str(k): float(v) for k, v in (data.get("null_ok_against_rules") or {}).items()},
                    _maps(data.get("agree_maps")),
-                   {str(k): float(v) for k, v in (data.get("null_ok_free") or {}).items()})
+                   {str(k): float(v) for k, v in (data.get("null_ok_free") or {}).items()},
+                   tuple(float(v) for v in weak.get("x", ())), tuple(float(v) for v in weak.get("y", ())))
 
 
 def _maps(data: Optional[Mapping[str, Any]]) -> dict[str, tuple[tuple[float, ...], tuple[float, ...]]]:

@@ -1,10 +1,11 @@
-"""The score calibration is monotone, smoothed, keeps absent-field rates per field and maps shared values per capture."""
+"""The score calibration is monotone, smoothed, keeps absent-field rates per field, maps shared values per capture
+and values read with an unsure character apart."""
 from __future__ import annotations
 
 import pytest
 
 from models.scorer.calibrate import draw_weight, fit_calibration, monotone
-from stages.extraction.learned.scorer import ScoreCalibrator
+from stages.extraction.learned.scorer import WEAK_READING, ScoreCalibrator
 
 
 def test_monotone_pools_violators() -> None:
@@ -82,6 +83,30 @@ def test_free_empty_fields_get_their_own_absent_rate() -> None:
     assert ScoreCalibrator.from_json(cal.to_json()) == cal
     with pytest.raises(ValueError, match="refit"):  # rates fitted at another threshold are not applied
         ScoreCalibrator.from_json({**cal.to_json(), "vacant_free": 0.01})
+
+
+class _Ev:
+    def __init__(self, score: float, rec_min: float):
+        self.score, self.rec_min = score, rec_min
+
+
+def test_values_read_with_an_unsure_character_get_their_own_map() -> None:
+    """Values whose least sure character is below WEAK_READING are mapped by a map fitted on them alone: at the
+    same P, a value the recognizer was unsure of gets the confidence such values earned."""
+    def s(correct, rec_min):
+        return {"field": "insured_name", "found": True, "correct": correct, "truth_absent": False, "score": 0.9995,
+                "evidence": {"rec_min": rec_min}}
+
+    samples = [s(True, 0.99) for _ in range(98)] + [s(True, 0.6) for _ in range(8)] + [s(False, 0.6) for _ in range(2)]
+    cal = fit_calibration(samples, "t")
+    assert cal.confidence(_Ev(0.9995, 0.99)) == round(99 / 100, 6)  # 98 of 98, add-one smoothed
+    assert cal.confidence(_Ev(0.9995, 0.6)) == round(9 / 12, 6)  # 8 of 10
+    assert cal.confidence(_Ev(0.9995, WEAK_READING)) == cal.confidence(_Ev(0.9995, 0.99))
+    assert ScoreCalibrator.from_json(cal.to_json()) == cal
+    with pytest.raises(ValueError, match="refit"):  # a map fitted below another threshold is not applied
+        ScoreCalibrator.from_json({**cal.to_json(), "weak_reading": {**cal.to_json()["weak_reading"], "below": 0.8}})
+    plain = fit_calibration([s(True, 0.99) for _ in range(10)], "t")
+    assert not plain.weak_x and plain.confidence(_Ev(0.9995, 0.5)) == plain.confidence(_Ev(0.9995, 0.99))
 
 
 def test_lexicon_draws_of_one_folder_count_as_one_reading() -> None:
