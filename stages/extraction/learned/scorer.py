@@ -142,19 +142,25 @@ class ScoreCalibrator:
         if weak.get("x") and weak.get("below") != WEAK_READING:
             raise ValueError(f"{where}: weak-reading map fitted below {weak.get('below')}, not {WEAK_READING}; refit "
                              "with python -m models.scorer.calibrate")
-        iso = data.get("isotonic") or {}
-        return cls(tuple(float(v) for v in iso.get("x", ())), tuple(float(v) for v in iso.get("y", ())),
-                   {str(k): float(v) for k, v in (data.get("null_ok") or {}).items()},
+        return cls(*_xy(data.get("isotonic")), _rates(data.get("null_ok")),
                    float(data.get("default_null_ok", 0.5)), str(data.get("version", "")),
-                   {str(k): float(v) for k, v in (data.get("null_ok_against_rules") or {}).items()},
-                   _maps(data.get("agree_maps")),
-                   {str(k): float(v) for k, v in (data.get("null_ok_free") or {}).items()},
-                   tuple(float(v) for v in weak.get("x", ())), tuple(float(v) for v in weak.get("y", ())))
+                   _rates(data.get("null_ok_against_rules")), _maps(data.get("agree_maps")),
+                   _rates(data.get("null_ok_free")), *_xy(weak))
+
+
+def _rates(data: Optional[Mapping[str, Any]]) -> dict[str, float]:
+    """Per-field absent rates as written in the file (none where absent)."""
+    return {str(k): float(v) for k, v in (data or {}).items()}
+
+
+def _xy(data: Optional[Mapping[str, Any]]) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """A map's breakpoints as written in the file (``{"x": [...], "y": [...]}``; none where absent)."""
+    data = data or {}
+    return tuple(float(v) for v in data.get("x", ())), tuple(float(v) for v in data.get("y", ()))
 
 
 def _maps(data: Optional[Mapping[str, Any]]) -> dict[str, tuple[tuple[float, ...], tuple[float, ...]]]:
-    return {str(c): (tuple(float(v) for v in m.get("x", ())), tuple(float(v) for v in m.get("y", ())))
-            for c, m in (data or {}).items()}
+    return {str(c): _xy(m) for c, m in (data or {}).items()}
 
 
 def load_score_calibrator(directory: Optional[Path] = None) -> Optional[ScoreCalibrator]:
