@@ -9,8 +9,10 @@ The file (format ``docpipe-score-calibration``) is read by :func:`stages.extract
 load_score_calibrator`: ``isotonic.x``/``isotonic.y`` are the breakpoints of a monotone piecewise-linear map of P (bins of P, each
 bin's add-one smoothed share of correct values, made monotone),
 ``null_ok`` the absent-field probabilities (add-one smoothed), ``agree_maps`` per page capture the map of the rules'
-confidence of a value the learned decision shares onto P(correct), ``null_ok_free`` the absent-field probabilities
-of free empty fields (no candidate left for them, ``stages/extraction/learned/scorer.py: is_free``),
+confidence of a value the learned decision shares onto P(correct), ``null_ok_none_left`` the absent-field
+probabilities of empty fields with no candidate at all left for them (``stages/extraction/learned/scorer.py:
+nothing_left``), ``null_ok_free`` those of the other free empty fields (no candidate left at a P that counts,
+``is_free``),
 ``weak_reading`` the map of P for values read with a character below ``WEAK_READING``, fitted on them alone (the
 isotonic map is then fitted on the others)."""
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from stages.contracts.fields import FIELD_KEYS
-from stages.extraction.learned.scorer import WEAK_READING, ScoreCalibrator, is_free
+from stages.extraction.learned.scorer import WEAK_READING, ScoreCalibrator, is_free, nothing_left
 
 log = logging.getLogger("models.scorer.calibrate")
 
@@ -93,6 +95,10 @@ def _free(sample: dict[str, Any]) -> bool:
     return sample.get("vacant") is not None and is_free(sample["vacant"], sample.get("document_capture") or "scan")
 
 
+def _none_left(sample: dict[str, Any]) -> bool:
+    return sample.get("vacant") is not None and nothing_left(sample["vacant"], sample.get("document_capture") or "scan")
+
+
 def _weak(sample: dict[str, Any]) -> bool:
     """A value read with a character below WEAK_READING (its evidence's ``rec_min``)."""
     rec_min = (sample.get("evidence") or {}).get("rec_min")
@@ -104,28 +110,34 @@ def _map(found: Sequence[dict[str, Any]]) -> tuple[tuple[float, ...], tuple[floa
                       EDGES, np.array([_w(s) for s in found]))
 
 
-def fit_calibration(samples: Sequence[dict[str, Any]], version: str) -> ScoreCalibrator:
+def fit_calibration(samples: Sequence[dict[str, Any]], version: str,
+                    absent_only: Sequence[dict[str, Any]] = ()) -> ScoreCalibrator:
     """Samples that record the rules' own decision (``rules_agree``, ``rules_found``) fit the map of P on the
     fields whose value the rules do not share (where P alone makes the confidence,
-    ``stages/extraction/learned/confidence.py``), ``null_ok_free`` on the free fields both left empty, ``null_ok``
-    on the others both left empty, and ``null_ok_against_rules`` on those the rules found a value for."""
+    ``stages/extraction/learned/confidence.py``), ``null_ok_none_left`` on the fields both left empty with nothing
+    left for them, ``null_ok_free`` on the other free fields both left empty, ``null_ok`` on the others both left
+    empty, and ``null_ok_against_rules`` on those the rules found a value for. ``absent_only``: more samples
+    whose empty fields join the absent rates (a document gives few empty fields, a map many values)."""
     paired = bool(samples) and all("rules_agree" in s for s in samples)
     found = [s for s in samples if s["found"] and s["score"] is not None and not (paired and s["rules_agree"])]
     weak = [s for s in found if _weak(s)]
     found = [s for s in found if not _weak(s)]
     xs, ys = _map(found)
     wx, wy = _map(weak) if weak else ((), ())
+    empty = list(samples) + [s for s in absent_only if not s["found"]]
     if not paired:
-        return ScoreCalibrator(xs, ys, {k: _absent_share(samples, k) for k in FIELD_KEYS}, 0.5, version,
+        return ScoreCalibrator(xs, ys, {k: _absent_share(empty, k) for k in FIELD_KEYS}, 0.5, version,
                                weak_x=wx, weak_y=wy)
-    both = [s for s in samples if not s["rules_found"]]
-    against = [s for s in samples if s["rules_found"]]
-    # empty fields with their vacant P recorded split into free ones and the rest, each rate fitted on its own
-    free = [s for s in both if _free(s)]
+    both = [s for s in empty if not s["rules_found"]]
+    against = [s for s in empty if s["rules_found"]]
+    # empty fields with their vacant P recorded: nothing left, free, the rest; each rate fitted on its own
+    none_left = [s for s in both if _none_left(s)]
+    free = [s for s in both if _free(s) and not _none_left(s)]
     rest = [s for s in both if not _free(s)]
     return ScoreCalibrator(tuple(xs), tuple(ys), {k: _absent_share(rest, k) for k in FIELD_KEYS}, 0.5, version,
                            {k: _absent_share(against, k) for k in FIELD_KEYS}, agree_maps(samples),
-                           {k: _absent_share(free, k) for k in FIELD_KEYS} if free else {}, wx, wy)
+                           {k: _absent_share(free, k) for k in FIELD_KEYS} if free or none_left else {}, wx, wy,
+                           {k: _absent_share(none_left, k) for k in FIELD_KEYS} if none_left else {})
 
 
 def draw_weight(label: str, labels: Sequence[str]) -> float:
@@ -139,6 +151,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("report", type=Path, nargs="+", help="JSON(s) written by models.scorer.evaluate --json")
     ap.add_argument("--label", action="append", required=True, help="result label(s) whose samples to fit on")
+    ap.add_argument("--absent-label", action="append", default=[],
+                    help="more result label(s) whose empty fields join the absent rates only")
     ap.add_argument("--out", type=Path, default=Path("models/weights/scorer/calibration.json"))
     ap.add_argument("--version", default="learned-1")
     args = ap.parse_args(argv)
@@ -147,10 +161,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for path in args.report:
         pooled.update(json.loads(path.read_text(encoding="utf-8"))["samples"])
     samples = [dict(s, weight=draw_weight(label, args.label)) for label in args.label for s in pooled[label]]
-    cal = fit_calibration(samples, args.version)
+    absent_only = [dict(s, weight=draw_weight(label, args.absent_label)) for label in args.absent_label
+                   for s in pooled[label]]
+    cal = fit_calibration(samples, args.version, absent_only)
     found = sum(1 for s in samples if s["found"])
     extra = {"fitted_on": {"reports": [p.name for p in args.report], "labels": args.label, "fields_found": found,
-                           "fields": len(samples)},
+                           "fields": len(samples), "absent_labels": args.absent_label},
              "command": "PYTHONPATH=$PWD python -m models.scorer.calibrate " + " ".join(argv or sys.argv[1:])}
     args.out.write_text(json.dumps(cal.to_json(extra), ensure_ascii=False, indent=1), encoding="utf-8")
     log.info("wrote %s (%d breakpoints, %d found fields)", args.out, len(cal.iso_x), found)

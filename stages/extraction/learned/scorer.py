@@ -28,6 +28,12 @@ def is_free(vacant: float, capture: str) -> bool:
     return vacant < VACANT_FREE and capture != "fax"
 
 
+def nothing_left(vacant: float, capture: str) -> bool:
+    """No candidate at all is left for the field (vacant P 0: none keeps the assignment consistent), not a fax:
+    the page holds nothing of the field's type that could be its value."""
+    return vacant == 0.0 and capture != "fax"
+
+
 class Scorer:
     """A LightGBM booster over :data:`FEATURE_NAMES`; ``Scorer(None)`` is the untrained scorer, which ranks
     candidates by the rules' own score (detectors' candidates score 0)."""
@@ -87,6 +93,9 @@ class ScoreCalibrator:
     # the map of P for values read with a character below WEAK_READING (``rec_min``), fitted on those values alone
     weak_x: tuple[float, ...] = ()
     weak_y: tuple[float, ...] = ()
+    # P(really absent | left empty, the rules found nothing either, nothing at all left for it: nothing_left); where
+    # the file has these, null_ok_free is fitted on the other free fields (a candidate left, at P below VACANT_FREE)
+    null_ok_none_left: Mapping[str, float] = field(default_factory=dict)
 
     def confidence(self, ev: Any) -> float:
         p = float(ev.score)
@@ -109,8 +118,10 @@ class ScoreCalibrator:
 
     def absent_given(self, key: str, vacant: float, capture: str) -> float:
         """P(really absent | the decision left the field empty with this vacant P, the rules found nothing either,
-        on a document of this capture): the rate fitted on free fields (:func:`is_free`), else the one fitted on
-        the rest."""
+        on a document of this capture): the rate fitted on fields with nothing left (:func:`nothing_left`), else
+        on free fields (:func:`is_free`), else the one fitted on the rest."""
+        if self.null_ok_none_left and nothing_left(vacant, capture):
+            return float(self.null_ok_none_left.get(key, self.default_null_ok))
         if self.null_ok_free and is_free(vacant, capture):
             return float(self.null_ok_free.get(key, self.default_null_ok))
         return self.absent_ok(key)
@@ -127,6 +138,7 @@ class ScoreCalibrator:
                "null_ok_against_rules": dict(self.null_ok_against_rules),
                "agree_maps": {c: {"x": list(x), "y": list(y)} for c, (x, y) in self.agree_maps.items()},
                "null_ok_free": dict(self.null_ok_free), "vacant_free": VACANT_FREE,
+               "null_ok_none_left": dict(self.null_ok_none_left),
                "weak_reading": {"below": WEAK_READING, "x": list(self.weak_x), "y": list(self.weak_y)}}
         out.update(extra or {})
         return out
@@ -145,7 +157,7 @@ class ScoreCalibrator:
         return cls(*_xy(data.get("isotonic")), _rates(data.get("null_ok")),
                    float(data.get("default_null_ok", 0.5)), str(data.get("version", "")),
                    _rates(data.get("null_ok_against_rules")), _maps(data.get("agree_maps")),
-                   _rates(data.get("null_ok_free")), *_xy(weak))
+                   _rates(data.get("null_ok_free")), *_xy(weak), _rates(data.get("null_ok_none_left")))
 
 
 def _rates(data: Optional[Mapping[str, Any]]) -> dict[str, float]:

@@ -1,6 +1,8 @@
-"""The score calibration is monotone, smoothed, keeps absent-field rates per field, maps shared values per capture
-and values read with an unsure character apart."""
+"""The score calibration is monotone, smoothed, keeps absent-field rates per field and per kind of empty field,
+maps shared values per capture and values read with an unsure character apart."""
 from __future__ import annotations
+
+from dataclasses import replace
 
 import pytest
 
@@ -66,23 +68,35 @@ def test_shared_values_are_mapped_per_capture() -> None:
     assert ScoreCalibrator.from_json(cal.to_json()) == cal
 
 
-def test_free_empty_fields_get_their_own_absent_rate() -> None:
-    """P(really absent) of an empty field is fitted apart for free fields (no candidate left for them, not a fax)
-    and for the rest; each rate holds for its own kind."""
+def test_empty_fields_with_nothing_or_something_left_get_their_own_absent_rates() -> None:
+    """P(really absent) of an empty field is fitted apart for fields with nothing at all left for them (vacant P 0),
+    for the other free fields (a candidate left below VACANT_FREE), and for the rest (a candidate above it, or a
+    fax); each rate holds for its own kind."""
     def s(vacant, absent, capture="scan"):
         return {"field": "beneficiary_name", "found": False, "correct": absent, "truth_absent": absent,
                 "score": None, "rules_agree": False, "rules_found": False, "vacant": vacant,
                 "document_capture": capture}
 
-    samples = [s(0.0, True) for _ in range(18)] + [s(0.02, i % 2 == 0) for i in range(8)]
-    samples += [s(0.0, False, "fax") for _ in range(2)]
+    samples = [s(0.0, True) for _ in range(18)] + [s(0.0005, i % 4 != 0) for i in range(8)]
+    samples += [s(0.02, i % 2 == 0) for i in range(8)] + [s(0.0, False, "fax") for _ in range(2)]
     cal = fit_calibration(samples, "t")
     assert cal.absent_given("beneficiary_name", 0.0, "scan") == 0.95  # 18 of 18, add-one smoothed
+    assert cal.absent_given("beneficiary_name", 0.0005, "photo") == 0.7  # 6 of 8
     assert cal.absent_given("beneficiary_name", 0.02, "scan") == round(5 / 12, 6)  # 4 of 10 (with the fax's two)
     assert cal.absent_given("beneficiary_name", 0.0, "fax") == round(5 / 12, 6)
     assert ScoreCalibrator.from_json(cal.to_json()) == cal
     with pytest.raises(ValueError, match="refit"):  # rates fitted at another threshold are not applied
         ScoreCalibrator.from_json({**cal.to_json(), "vacant_free": 0.01})
+
+
+def test_a_file_without_nothing_left_rates_keeps_the_free_rate_for_them() -> None:
+    """A calibration fitted before the nothing-left rates existed fitted its free rate on those fields too."""
+    cal = ScoreCalibrator(null_ok={"premium": 0.3}, null_ok_free={"premium": 0.9})
+    assert cal.absent_given("premium", 0.0, "scan") == 0.9
+    cal = replace(cal, null_ok_none_left={"premium": 0.97})
+    assert cal.absent_given("premium", 0.0, "scan") == 0.97
+    assert cal.absent_given("premium", 0.0005, "scan") == 0.9
+    assert cal.absent_given("premium", 0.0, "fax") == 0.3
 
 
 class _Ev:
@@ -121,3 +135,16 @@ def test_lexicon_draws_of_one_folder_count_as_one_reading() -> None:
     assert draw_weight(labels[1], labels) == 0.25 and draw_weight("other/learned", labels + ["other/learned"]) == 1.0
     four = [dict(x, weight=draw_weight(label, labels)) for label in labels for x in one]
     assert fit_calibration(four, "t").iso_y == fit_calibration(one, "t").iso_y
+
+
+def test_absent_only_samples_join_the_absent_rates_and_leave_the_map() -> None:
+    """Samples given as ``absent_only`` count for the absent rates (their empty fields) and not for the map of P."""
+    value = {"field": "premium", "found": True, "correct": False, "truth_absent": False, "score": 0.99,
+             "rules_agree": False, "rules_found": True, "evidence": {"rec_min": 0.99}}
+    empty = {"field": "premium", "found": False, "correct": True, "truth_absent": True, "score": None,
+             "rules_agree": False, "rules_found": False, "vacant": 0.0, "document_capture": "scan"}
+    alone = fit_calibration([dict(empty)], "t")
+    more = fit_calibration([dict(empty)], "t", [dict(empty) for _ in range(8)] + [value] * 5)
+    assert alone.absent_given("premium", 0.0, "scan") == round(2 / 3, 6)
+    assert more.absent_given("premium", 0.0, "scan") == round(10 / 11, 6)
+    assert (more.iso_x, more.iso_y) == (alone.iso_x, alone.iso_y)

@@ -62,6 +62,13 @@ def test_empty_field_both_left_empty_is_judged_by_its_vacant_p() -> None:
     assert AgreementCalibrator(cal, {}, (), {"premium": 0.0}, "fax").absent_ok("premium") == 0.3  # a fax
 
 
+def test_empty_field_with_nothing_left_for_it_gets_its_own_rate() -> None:
+    cal = replace(LEARNED, null_ok_free={"premium": 0.9}, null_ok_none_left={"premium": 0.97})
+    assert AgreementCalibrator(cal, {}, (), {"premium": 0.0}).absent_ok("premium") == 0.97  # nothing left at all
+    assert AgreementCalibrator(cal, {}, (), {"premium": 0.0004}).absent_ok("premium") == 0.9  # one left, below 0.001
+    assert AgreementCalibrator(cal, {}, (), {"premium": 0.0}, "fax").absent_ok("premium") == 0.3  # a fax
+
+
 @pytest.fixture(scope="module")
 def stage() -> ExtractionStage:
     chars = CharDict.from_chars(resolve_model("ppocrv4_rec", "rec").characters, use_space_char=True)
