@@ -15,7 +15,7 @@ from typing import Iterable, Optional
 
 from stages.contracts.types import TextLine
 from stages.extraction.lexicon_reread import LEXICON_MAX_RATIO, segment_log_ratio
-from stages.extraction.rules.lexicon import Lexicon
+from stages.extraction.rules.lexicon import FULL_LEXICON, Lexicon
 from stages.recognition.ctc import CharDict
 
 MIN_LABEL = 4  # shorter labels (姓名, 保费, 投保人) are too close to ordinary words to be completed
@@ -44,6 +44,20 @@ class LabelIndex:
         self.alphabet = frozenset("".join(lexicon.labels))
         self.whole = frozenset(t for t in lexicon.labels if len(t) >= MIN_LABEL)
         self.longest = max((len(t) for t in self.whole), default=0)
+
+
+# indexes by lexicon identity: the full lexicon's, kept, and the last other one (an adapted folder's lexicon is one
+# object for every document; a withheld draw makes one per document, which the rules and the learned decision share)
+_INDEXES: dict[bool, tuple[Lexicon, LabelIndex]] = {}
+
+
+def label_index(lexicon: Lexicon) -> LabelIndex:
+    """The :class:`LabelIndex` of this lexicon object, built once while it is the full lexicon or the last other."""
+    slot = lexicon is FULL_LEXICON
+    cached = _INDEXES.get(slot)
+    if cached is None or cached[0] is not lexicon:
+        cached = _INDEXES[slot] = (lexicon, LabelIndex(lexicon))
+    return cached[1]
 
 
 def _runs(text: str, alphabet: frozenset[str]) -> tuple[list[int], list[int]]:

@@ -17,7 +17,7 @@ from stages.extraction.confidence import calibration_folder, load_calibrators
 from stages.extraction.decisions import Decision
 from stages.extraction.field_specs import FIELDS, normalize_field
 from stages.extraction.hybrid import arrange_all, check_policies
-from stages.extraction.label_reread import LabelIndex, reread_labels
+from stages.extraction.label_reread import label_index, reread_labels
 from stages.extraction.rules import RuleMatch, extract_rules
 from stages.extraction.rules.records import RuleLine, locate
 from stages.extraction.rules.labels import LEARNED_PREFIX
@@ -73,7 +73,7 @@ class ExtractionStage:
         # ERNIE-Layout export (docs/adaptation.md)
         self.adapted: Optional[AdaptedFolder] = load_adapted(ec.model_dir) if is_adapted(ec.model_dir) else None
         self.lexicon: Lexicon = extend_lexicon(FULL_LEXICON, self.adapted.pairs) if self.adapted else FULL_LEXICON
-        self.labels = LabelIndex(self.lexicon)  # label re-reading: the lexicon with an adapted folder's wordings
+        self._drawn: Optional[tuple[str, Lexicon]] = None  # the last document's withheld lexicon, by its text
         self.policy = dict(ec.policy) if ec.method == "hybrid" else {}
         check_policies(self.policy)
         self.model = None
@@ -138,11 +138,10 @@ class ExtractionStage:
 
     def rules_candidates(self, lines: Sequence[Sequence[TextLine]], today: date) -> dict[str, Candidate]:
         flat = [(pi, li, ln) for pi, page_lines in enumerate(lines) for li, ln in enumerate(page_lines)]
-        fraction = self.withhold.fraction
         lexicon = self.document_lexicon(ln.text for _, _, ln in flat)
         texts = [ln.text for _, _, ln in flat]
         if self.label_reread:
-            index = LabelIndex(lexicon) if fraction else self.labels
+            index = label_index(lexicon)
             texts = [reread_labels(ln, index, self.chars) for _, _, ln in flat]
         rule_lines = [RuleLine(text, np.asarray(ln.polygon), pi, ln.char_u, ln.vertical)
                       for text, (pi, _, ln) in zip(texts, flat)]
@@ -158,8 +157,11 @@ class ExtractionStage:
         fraction, seed = self.withhold.fraction, self.withhold.seed
         if not fraction:
             return self.lexicon
-        lexicon = withheld_lexicon(fraction, seed, "\n".join(texts))
-        return extend_lexicon(lexicon, self.adapted.pairs) if self.adapted else lexicon
+        text = "\n".join(texts)
+        if self._drawn is None or self._drawn[0] != text:  # the rules and the learned decision share one draw
+            lexicon = withheld_lexicon(fraction, seed, text)
+            self._drawn = (text, extend_lexicon(lexicon, self.adapted.pairs) if self.adapted else lexicon)
+        return self._drawn[1]
 
     def learned_document(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page], today: date):
         """The learned decision's candidates and features of one document (stages/extraction/learned), ERNIE-Layout

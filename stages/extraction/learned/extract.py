@@ -13,7 +13,7 @@ import numpy as np
 from stages.contracts.fields import FIELD_KEYS
 from stages.contracts.types import TextLine
 from stages.extraction.decisions import Candidate as FieldCandidate
-from stages.extraction.label_reread import LabelIndex, reread_labels
+from stages.extraction.label_reread import label_index, reread_labels
 from stages.extraction.learned.assign import RoleCells, Scored, assign, consistent, role_cells
 from stages.extraction.learned.candidates import Candidate, DocLines, merge, rule_candidates
 from stages.extraction.learned.detectors import detector_candidates
@@ -43,19 +43,6 @@ class DocumentCandidates:
         return role_cells(self.doc, self.lexicon)
 
 
-# label indexes by lexicon identity: the full lexicon's, kept, and the last other one (an adapted folder's lexicon is
-# one object for every document; a withheld draw makes a new one per document)
-_INDEXES: dict[str, tuple[Lexicon, LabelIndex]] = {}
-
-
-def _label_index(lexicon: Lexicon) -> LabelIndex:
-    slot = "full" if lexicon is FULL_LEXICON else "other"
-    cached = _INDEXES.get(slot)
-    if cached is None or cached[0] is not lexicon:
-        cached = _INDEXES[slot] = (lexicon, LabelIndex(lexicon))
-    return cached[1]
-
-
 def document_lexicon(lines: Sequence[Sequence[TextLine]], withhold: float, seed: int) -> Lexicon:
     """The full lexicon, or (measurement and training) one with a fraction of its wordings withheld per document."""
     if not withhold:
@@ -73,7 +60,7 @@ def document_candidates(lines: Sequence[Sequence[TextLine]], page_sizes: Sequenc
     doc = DocLines.build(lines, page_sizes)
     texts = [ln.text for _, _, ln in doc.flat]
     if chars is not None:
-        index = _label_index(lexicon)
+        index = label_index(lexicon)
         texts = [reread_labels(ln, index, chars) for _, _, ln in doc.flat]
     evidence = ErnieEvidence(doc, ernie, today) if ernie is not None else ErnieEvidence.missing(doc)
     cands = merge(rule_candidates(doc, texts, today, lexicon) + detector_candidates(doc, today) + evidence.candidates)

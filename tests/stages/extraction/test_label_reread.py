@@ -5,7 +5,7 @@ from datetime import date
 import pytest
 
 from stages.contracts.registry import resolve_model
-from stages.extraction.label_reread import LabelIndex, label_repairs, reread_labels
+from stages.extraction.label_reread import LabelIndex, label_index, label_repairs, reread_labels
 from stages.extraction.rules import extract_rules
 from stages.extraction.rules.lexicon import FULL_LEXICON, build_lexicon
 from stages.recognition.ctc import CharDict
@@ -71,3 +71,13 @@ def test_a_stray_character_inside_a_label_becomes_a_blank_when_the_frames_allow(
     assert got is not None and got.normalized.value == "2025-03-24" and got.method == "label"
     sure = _line(chars, text, {3: ("", 1e-7)})  # the frames insist on the 1
     assert reread_labels(sure, index, chars) == text
+
+
+def test_one_index_per_lexicon_object():
+    """The full lexicon's index is built once and kept; another lexicon's is kept while it is the last one asked."""
+    other = build_lexicon(["保险期满日"])
+    assert label_index(FULL_LEXICON) is label_index(FULL_LEXICON)
+    first = label_index(other)
+    assert label_index(other) is first and first.lexicon is other
+    assert label_index(FULL_LEXICON).lexicon is FULL_LEXICON
+    assert label_index(build_lexicon(["保险期满日"])) is not first  # an equal lexicon, another object
