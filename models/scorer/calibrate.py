@@ -124,12 +124,12 @@ def fit_calibration(samples: Sequence[dict[str, Any]], version: str,
     found = [s for s in found if not _weak(s)]
     xs, ys = _map(found)
     wx, wy = _map(weak) if weak else ((), ())
-    empty = list(samples) + [s for s in absent_only if not s["found"]]
+    for_absent = list(samples) + [s for s in absent_only if not s["found"]]
     if not paired:
-        return ScoreCalibrator(xs, ys, {k: _absent_share(empty, k) for k in FIELD_KEYS}, 0.5, version,
+        return ScoreCalibrator(xs, ys, {k: _absent_share(for_absent, k) for k in FIELD_KEYS}, 0.5, version,
                                weak_x=wx, weak_y=wy)
-    both = [s for s in empty if not s["rules_found"]]
-    against = [s for s in empty if s["rules_found"]]
+    both = [s for s in for_absent if not s["rules_found"]]
+    against = [s for s in for_absent if s["rules_found"]]
     # empty fields with their vacant P recorded: nothing left, free, the rest; each rate fitted on its own
     none_left = [s for s in both if _none_left(s)]
     free = [s for s in both if _free(s) and not _none_left(s)]
