@@ -10,9 +10,9 @@ load_score_calibrator`: ``isotonic.x``/``isotonic.y`` are the breakpoints of a m
 bin's add-one smoothed share of correct values, made monotone),
 ``null_ok`` the absent-field probabilities (add-one smoothed), ``agree_maps`` per page capture the map of the rules'
 confidence of a value the learned decision shares onto P(correct), ``null_ok_none_left`` the absent-field
-probabilities of empty fields with no candidate at all left for them (``stages/extraction/learned/scorer.py:
-nothing_left``), ``null_ok_free`` those of the other free empty fields (no candidate left at a P that counts,
-``is_free``),
+probabilities of empty fields with no candidate at all left for them, ``null_ok_free`` those of the other free
+empty fields (no candidate left at a P that counts; both kinds as ``stages/extraction/learned/scorer.py:
+empty_kind`` tells them),
 ``weak_reading`` the map of P for values read with a character below ``WEAK_READING``, fitted on them alone (the
 isotonic map is then fitted on the others)."""
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from stages.contracts.fields import FIELD_KEYS
-from stages.extraction.learned.scorer import WEAK_READING, ScoreCalibrator, is_free, nothing_left
+from stages.extraction.learned.scorer import FREE, NONE_LEFT, REST, WEAK_READING, ScoreCalibrator, empty_kind
 
 log = logging.getLogger("models.scorer.calibrate")
 
@@ -91,12 +91,8 @@ def agree_maps(samples: Sequence[dict[str, Any]]) -> dict[str, tuple[tuple[float
     return out
 
 
-def _free(sample: dict[str, Any]) -> bool:
-    return sample.get("vacant") is not None and is_free(sample["vacant"], sample.get("document_capture") or "scan")
-
-
-def _none_left(sample: dict[str, Any]) -> bool:
-    return sample.get("vacant") is not None and nothing_left(sample["vacant"], sample.get("document_capture") or "scan")
+def _empty_kind(sample: dict[str, Any]) -> str:
+    return empty_kind(sample.get("vacant"), sample.get("document_capture") or "scan")
 
 
 def _weak(sample: dict[str, Any]) -> bool:
@@ -131,9 +127,7 @@ def fit_calibration(samples: Sequence[dict[str, Any]], version: str,
     both = [s for s in for_absent if not s["rules_found"]]
     against = [s for s in for_absent if s["rules_found"]]
     # empty fields with their vacant P recorded: nothing left, free, the rest; each rate fitted on its own
-    none_left = [s for s in both if _none_left(s)]
-    free = [s for s in both if _free(s) and not _none_left(s)]
-    rest = [s for s in both if not _free(s)]
+    none_left, free, rest = ([s for s in both if _empty_kind(s) == kind] for kind in (NONE_LEFT, FREE, REST))
     return ScoreCalibrator(tuple(xs), tuple(ys), {k: _absent_share(rest, k) for k in FIELD_KEYS}, 0.5, version,
                            {k: _absent_share(against, k) for k in FIELD_KEYS}, agree_maps(samples),
                            {k: _absent_share(free, k) for k in FIELD_KEYS} if free or none_left else {}, wx, wy,

@@ -24,14 +24,18 @@ VACANT_FREE = 1e-3
 WEAK_READING = 0.9
 
 
-def is_free(vacant: float, capture: str) -> bool:
-    return vacant < VACANT_FREE and capture != "fax"
+# the kinds of a field both decisions left empty, each with its own absent rate in the calibration file
+NONE_LEFT, FREE, REST = "none_left", "free", "rest"
 
 
-def nothing_left(vacant: float, capture: str) -> bool:
-    """No candidate at all is left for the field (vacant P 0: none keeps the assignment consistent), not a fax:
-    the page holds nothing of the field's type that could be its value."""
-    return vacant == 0.0 and capture != "fax"
+def empty_kind(vacant: Optional[float], capture: str) -> str:
+    """The kind of an empty field from its vacant P (``learned.extract.vacant_p``) on a document of this capture,
+    the one classification the fit and the run time share: NONE_LEFT, no candidate at all keeps the assignment
+    consistent (vacant P 0), so the page holds nothing of the field's type that could be its value; FREE, one is
+    left below VACANT_FREE; REST, one above it, a fax (a misread leaves nothing to choose there), or no vacant P."""
+    if vacant is None or capture == "fax" or vacant >= VACANT_FREE:
+        return REST
+    return NONE_LEFT if vacant == 0.0 else FREE
 
 
 class Scorer:
@@ -93,8 +97,8 @@ class ScoreCalibrator:
     # the map of P for values read with a character below WEAK_READING (``rec_min``), fitted on those values alone
     weak_x: tuple[float, ...] = ()
     weak_y: tuple[float, ...] = ()
-    # P(really absent | left empty, the rules found nothing either, nothing at all left for it: nothing_left); where
-    # the file has these, null_ok_free is fitted on the other free fields (a candidate left, at P below VACANT_FREE)
+    # P(really absent | left empty, the rules found nothing either, nothing at all left for it: NONE_LEFT); where
+    # the file has these, null_ok_free is fitted on the FREE fields alone (a candidate left, at P below VACANT_FREE)
     null_ok_none_left: Mapping[str, float] = field(default_factory=dict)
 
     def confidence(self, ev: Any) -> float:
@@ -118,11 +122,12 @@ class ScoreCalibrator:
 
     def absent_given(self, key: str, vacant: float, capture: str) -> float:
         """P(really absent | the decision left the field empty with this vacant P, the rules found nothing either,
-        on a document of this capture): the rate fitted on fields with nothing left (:func:`nothing_left`), else
-        on free fields (:func:`is_free`), else the one fitted on the rest."""
-        if self.null_ok_none_left and nothing_left(vacant, capture):
+        on a document of this capture), by its :func:`empty_kind`: the rate fitted on that kind, where the file has
+        one (a file without NONE_LEFT rates fitted its free rate on those fields too), else the one of the rest."""
+        kind = empty_kind(vacant, capture)
+        if kind == NONE_LEFT and self.null_ok_none_left:
             return float(self.null_ok_none_left.get(key, self.default_null_ok))
-        if self.null_ok_free and is_free(vacant, capture):
+        if kind != REST and self.null_ok_free:
             return float(self.null_ok_free.get(key, self.default_null_ok))
         return self.absent_ok(key)
 
