@@ -21,7 +21,7 @@ from stages.extraction.learned.ernie_evidence import ErnieEvidence
 from stages.extraction.learned.features import featurize
 from stages.extraction.learned.scorer import Scorer
 from stages.extraction.rules.labels import LEARNED_PREFIX
-from stages.extraction.rules.lexicon import FULL_LEXICON, Lexicon, withheld_lexicon
+from stages.extraction.rules.lexicon import FULL_LEXICON, Lexicon
 from stages.recognition.ctc import CharDict
 
 if TYPE_CHECKING:
@@ -41,13 +41,6 @@ class DocumentCandidates:
     def cells(self) -> RoleCells:
         """The document's role-headed table rows and columns (one computation for every scorer that decides)."""
         return role_cells(self.doc, self.lexicon)
-
-
-def document_lexicon(lines: Sequence[Sequence[TextLine]], withhold: float, seed: int) -> Lexicon:
-    """The full lexicon, or (measurement and training) one with a fraction of its wordings withheld per document."""
-    if not withhold:
-        return FULL_LEXICON
-    return withheld_lexicon(withhold, seed, "\n".join(ln.text for page in lines for ln in page))
 
 
 def document_candidates(lines: Sequence[Sequence[TextLine]], page_sizes: Sequence[tuple[float, float]], today: date,
