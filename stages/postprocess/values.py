@@ -193,16 +193,20 @@ _END_MARKS = "整正"
 _CN_AMOUNT_CHARS = "".join(_AMOUNT_DIGITS) + "".join(_SMALL_UNITS) + "".join(_BIG_UNITS) + _YUAN + "角分" + _END_MARKS
 _CN_AMOUNT_RUN = re.compile(f"[{_CN_AMOUNT_CHARS}]+")
 _CN_NUMERIC = set(_AMOUNT_DIGITS) | set(_SMALL_UNITS)
-_ARABIC_AMOUNT = re.compile(r"(?<![\d.])(?P<num>\d[\d,]*(?:\.\d+)?)(?P<mult>万|萬|亿|億)?")
+# a number starts after no digit and no decimal point: a dot after text is a leader (保费……1,000元), not a
+# decimal point
+NUMBER_START = r"(?<!\d)(?<!\d\.)"
+_ARABIC_AMOUNT = re.compile(NUMBER_START + r"(?P<num>\d[\d,]*(?:\.\d+)?)(?P<mult>万|萬|亿|億)?")
 # a thousands comma that OCR read as a full stop: "23.392.70" (a dot, 3 digits, then another separator) or
 # "242.000元" / "1.090.000" (the last group has exactly 3 digits: yuan amounts have at most 2 decimals; not before
-# 万/亿: 1.235万)
-_GROUPED_NUMBER = re.compile(r"(?<![\d.,])\d{1,3}(?:[.,]\d{3})+(?:[.,]\d{1,2})?(?![\d.,]*\d)(?!\s*[万萬亿億])")
+# 万/亿: 1.235万); the amount detector (stages/extraction/learned/detectors.py) proposes the same spans
+GROUPED_NUMBER = NUMBER_START + r"(?<!,)\d{1,3}(?:[.,]\d{3})+(?:[.,]\d{1,2})?(?![\d.,]*\d)(?!\s*[万萬亿億])"
+_GROUPED_NUMBER = re.compile(GROUPED_NUMBER)
 
 
 # several dots before a last group of 1-2 digits: all but the last were thousands separators, whatever the group
 # sizes OCR left (2.300000.00 for 2,300,000.00)
-_MANY_DOTS = re.compile(r"(?<![\d.,])\d+(?:\.\d+){2,}")
+_MANY_DOTS = re.compile(NUMBER_START + r"(?<!,)\d+(?:\.\d+){2,}")
 
 
 def _fix_thousands_dots(text: str) -> str:

@@ -12,6 +12,7 @@ from typing import Iterator
 from stages.extraction.learned.candidates import Candidate, DocLines, span_candidate
 from stages.postprocess.regions import gazetteer
 from stages.postprocess.surnames import listed
+from stages.postprocess.values import GROUPED_NUMBER, NUMBER_START
 
 _CN = "〇○零一二三四五六七八九"
 DATE_RE = re.compile(
@@ -19,10 +20,12 @@ DATE_RE = re.compile(
     rf"|[{_CN}]{{4}}\s*年\s*(?:元|十[一二]?|[一二三四五六七八九])\s*月\s*(?:[二三]?十[一二三四五六七八九]?|[一二三四五六七八九])\s*[日号]"
 )
 AMOUNT_RE = re.compile(
-    r"(?:人民币|RMB)?\s*[¥￥]\s*\d[\d,]*(?:\.\d{1,2})?\s*万?\s*元?"
-    r"|(?<![\d.])\d[\d,]*(?:\.\d{1,2})?\s*万?元(?:整)?"
-    r"|(?<![\d.])\d{1,3}(?:,\d{3})+(?:\.\d{1,2})?"
-    r"|(?<![\d.\-])\d+\.\d{2}(?![\d.\-])"
+    # a number in thousands groups, whichever separator OCR read (1.500.000.00, 1,100.000元): the normalizer's grammar
+    rf"(?:(?:人民币|RMB)?\s*[¥￥]\s*)?{GROUPED_NUMBER}(?:\s*元整?)?"
+    r"|(?:人民币|RMB)?\s*[¥￥]\s*\d[\d,]*(?:\.\d{1,2})?\s*万?\s*元?"
+    rf"|{NUMBER_START}\d[\d,]*(?:\.\d{{1,2}})?\s*万?元(?:整)?"
+    rf"|{NUMBER_START}\d{{1,3}}(?:,\d{{3}})+(?:\.\d{{1,2}})?"
+    rf"|{NUMBER_START}(?<!-)\d+\.\d{{2}}(?![\d.\-])"
     r"|(?:人民币)?[零壹贰叁肆伍陆柒捌玖拾佰仟万亿]{2,}[元圆](?:[零壹贰叁肆伍陆柒捌玖]角)?(?:[零壹贰叁肆伍陆柒捌玖]分)?整?"
 )
 ID_RE = re.compile(r"(?<![0-9A-Za-z])\d{17}[\dXx](?![0-9A-Za-z])")

@@ -490,3 +490,14 @@ def test_thousands_comma_read_as_a_full_stop():
     assert normalize_amount("1.500.000.00").value == "1500000.00"
     assert normalize_amount("1.5万元").value == "15000.00"
     assert normalize_amount("¥3,256.50").value == "3256.50"
+
+
+@pytest.mark.parametrize("text, value", [
+    ("...1,790,000元", "1790000.00"),  # dotted leader before the number
+    ("……7,628.60元", "7628.60"),
+    (".50,000元", "50000.00"),
+    ("10.550.00", "10550.00"),  # a dot after a digit still separates groups or decimals
+    ("12.5万元", "125000.00"),
+])
+def test_a_leader_dot_before_an_amount_is_no_decimal_point(text: str, value: str) -> None:
+    assert normalize_amount(text).value == value

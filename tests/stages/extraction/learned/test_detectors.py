@@ -26,3 +26,20 @@ def test_detectors_find_typed_values_for_each_field_of_their_type() -> None:
 
 def test_fold_keeps_length() -> None:
     assert fold("￥１，２") == "¥1,2"
+
+
+def test_an_amount_whose_thousands_separators_ocr_read_as_dots_is_one_candidate() -> None:
+    # the normalizer reads these as grouped numbers; the detector proposes the whole number, not its head (¥1.50)
+    lines = [line("￥1.500.000.00", 40, 40), line("RMB1，100.000.00", 40, 80), line("保费：￥10.550.00", 40, 120)]
+    cands = detector_candidates(DocLines.build([lines], [(1000.0, 1400.0)]), date(2026, 6, 1))
+    values = {c.value for c in cands if c.key == "sum_insured"}
+    assert {"1500000.00", "1100000.00", "10550.00"} <= values
+    assert not values & {"1.50", "1100.00", "10.55"}
+
+
+def test_an_amount_after_a_dotted_leader_is_read_whole() -> None:
+    lines = [line("保费......1,790,000元", 40, 40), line("保额…7,628.60元", 40, 80)]
+    cands = detector_candidates(DocLines.build([lines], [(1000.0, 1400.0)]), date(2026, 6, 1))
+    values = {c.value for c in cands if c.key == "premium"}
+    assert {"1790000.00", "7628.60"} <= values
+    assert not values & {"790000.00", "628.60"}
