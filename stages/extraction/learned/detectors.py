@@ -20,7 +20,7 @@ DATE_RE = re.compile(
     rf"|[{_CN}]{{4}}\s*年\s*(?:元|十[一二]?|[一二三四五六七八九])\s*月\s*(?:[二三]?十[一二三四五六七八九]?|[一二三四五六七八九])\s*[日号]"
 )
 AMOUNT_RE = re.compile(
-    # a number in thousands groups, whichever separator OCR read (1.500.000.00, 1,100.000元): the normalizer's grammar
+    # a number in thousands groups, whichever separator OCR read (full stops too): the normalizer's grammar
     rf"(?:(?:人民币|RMB)?\s*[¥￥]\s*)?{GROUPED_NUMBER}(?:\s*元整?)?"
     r"|(?:人民币|RMB)?\s*[¥￥]\s*\d[\d,]*(?:\.\d{1,2})?\s*万?\s*元?"
     rf"|{NUMBER_START}\d[\d,]*(?:\.\d{{1,2}})?\s*万?元(?:整)?"
