@@ -21,7 +21,8 @@ from stages.extraction.evidence import FieldEvidence, gather
 from stages.extraction.field_specs import FIELDS
 from stages.extraction.lexicon_reread import lexicon_issues, reread
 from stages.extraction.same_person import same_person
-from stages.extraction.routing import EXTRACTORS_DISAGREE, evidence_reasons, route, uncalibrated_reasons
+from stages.extraction.wrap import MAY_WRAP, continuation_below
+from stages.extraction.routing import EXTRACTORS_DISAGREE, MAY_CONTINUE, evidence_reasons, route, uncalibrated_reasons
 from stages.postprocess.values import Normalized
 from stages.postprocess.validate import validate_fields
 from stages.recognition.ctc import CharDict, beam_search_topn
@@ -244,7 +245,8 @@ class FieldAssembler:
         routing = route(
             found, absent, self.required, invalid, self.max_error_rate, self.threshold,
             extra_hard=uncalibrated_reasons(uncalibrated) + [f"{EXTRACTORS_DISAGREE}:{k}" for k in disagree]
-            + evidence_reasons(found_evidence, self.min_score, self.min_margin),
+            + evidence_reasons(found_evidence, self.min_score, self.min_margin)
+            + [f"{MAY_CONTINUE}:{k}" for k in _may_continue(fields, decisions, lines)],
         )
         diagnostics = {
             "redecoded": redecoded,
@@ -255,3 +257,17 @@ class FieldAssembler:
             "routing": routing.as_dict(),
         }
         return fields, list(routing.reasons), diagnostics
+
+
+def _may_continue(fields: Mapping[str, Any], decisions: Mapping[str, Optional[Decision]],
+                  lines: Sequence[Sequence[TextLine]]) -> list[str]:
+    """The fields whose value a line wrap may have cut (stages/extraction/wrap.py)."""
+    out = []
+    for key in MAY_WRAP:
+        d = decisions.get(key)
+        if fields.get(key) is None or d is None:
+            continue
+        claimed = [f["text"] for k, f in fields.items() if f is not None and k != key and f.get("text")]
+        if continuation_below(d.candidate.chars, lines, claimed) is not None:
+            out.append(key)
+    return out

@@ -18,6 +18,7 @@ EXTRACTORS_DISAGREE = "extractors_disagree"  # both extractors ran and gave diff
 WEAK_EVIDENCE = "weak_evidence"  # only a weak strategy found the value (a bare pattern, a faint unknown label)
 CLOSE_RIVAL = "close_rival"  # another value for the field scored almost as high
 UNCALIBRATED = "uncalibrated"  # a source decided a field (or left one empty) with no calibrator for its outputs
+MAY_CONTINUE = "may_continue"  # the value runs to its line's end and text that may continue it starts below (wrap.py)
 
 
 def uncalibrated_reasons(sources: Sequence[str]) -> list[str]:

@@ -133,3 +133,17 @@ def test_weak_or_contested_values_go_to_review_with_their_reason(chars):
     sure = Candidate("policyholder_id_number", good, at, 0.85, "rules", "label", rivals=1, margin=0.4)
     _, reasons, _ = asm.assemble({"policyholder_id_number": [sure]}, [[line]], TODAY)
     assert not any(r.startswith(("weak_evidence", "close_rival")) for r in reasons)
+
+
+def test_an_address_that_text_below_may_continue_goes_to_review(chars):
+    from tests.stages.extraction.learned.helpers import line
+
+    label, address = "住址：", "四川省成都市武侯区人民路652号和谐家园10栋6单"
+    lines = [[line(label + address, 50, 100), line("元1702室", 110, 130)]]
+    cand = Candidate("policyholder_address", address, tuple((0, 0, len(label) + i) for i in range(len(address))),
+                     0.95, "model")
+    fields, reasons, _ = FieldAssembler(chars, 0.5, ()).assemble({"policyholder_address": [cand]}, lines, TODAY)
+    assert fields["policyholder_address"]["value"] and "may_continue:policyholder_address" in reasons
+    lines[0][1] = line("元1702室", 110, 300)  # nothing just below: no such reason
+    _, reasons, _ = FieldAssembler(chars, 0.5, ()).assemble({"policyholder_address": [cand]}, lines, TODAY)
+    assert "may_continue:policyholder_address" not in reasons

@@ -1,0 +1,34 @@
+"""An address that runs to its line's end with unclaimed text aligned just below it may be cut at its wrap; a
+label, a role word, a heading, another field's value or text elsewhere on the page is no continuation."""
+from __future__ import annotations
+
+from stages.extraction.wrap import continuation_below
+from tests.stages.extraction.learned.helpers import line
+
+LABEL = "住址："
+ADDRESS = "四川省成都市武侯区人民路652号和谐家园10栋6单"
+
+
+def _page(below: str, x: float = 110.0, y: float = 130.0, after: str = "") -> list:
+    return [[line(LABEL + ADDRESS + after, 50, 100), line(below, x, y)]]
+
+
+def _chars(page: int = 0, li: int = 0) -> list[tuple[int, int, int]]:
+    return [(page, li, len(LABEL) + i) for i in range(len(ADDRESS))]
+
+
+def test_text_aligned_just_below_an_address_at_its_lines_end_may_continue_it() -> None:
+    assert continuation_below(_chars(), _page("元1702室"), ()) == "元1702室"
+    assert continuation_below(_chars(), _page("元1702室", x=50.0), ()) == "元1702室"  # under the label: the line's start
+
+
+def test_what_is_no_continuation() -> None:
+    assert continuation_below(_chars(), _page("元1702室", after="  电话"), ()) is None  # the value stops before its line's end
+    assert continuation_below(_chars(), _page("被保险人资料"), ()) is None  # a role word: the next section
+    assert continuation_below(_chars(), _page("三"), ()) is None  # a section's number
+    assert continuation_below(_chars(), _page("■被保险人"), ()) is None
+    assert continuation_below(_chars(), _page("联系电话：13800000000"), ()) is None  # a label
+    assert continuation_below(_chars(), _page("13800000000"), ("13800000000",)) is None  # another field's value
+    assert continuation_below(_chars(), _page("元1702室", y=200.0), ()) is None  # too far below
+    assert continuation_below(_chars(), _page("元1702室", x=600.0), ()) is None  # not aligned with the value
+    assert continuation_below([], _page("元1702室"), ()) is None
