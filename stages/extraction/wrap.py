@@ -1,19 +1,17 @@
 """Whether a value may go on below its line: an address that runs to its line's end, with a text segment just below
 it, aligned with it, that no other field holds and that is no label, role word or heading, may have been cut where
-its line wraps, so the document goes to review (``may_continue:<field>``, docs/routing.md)."""
+its line wraps, so the document goes to review (``may_continue:<field>``, docs/confidence.md)."""
 from __future__ import annotations
 
 import re
 from typing import Collection, Optional, Sequence
 
-import numpy as np
-
 from stages.contracts.types import TextLine
 from stages.extraction.learned.detectors import SEGMENT_RE
-from stages.extraction.rules.lexicon import ATTR_WORDS, LABEL_RE, ROLE_WORDS
+from stages.extraction.rules.lexicon import ALL_ATTR_WORDS, LABEL_RE, ROLE_WORDS
+from stages.extraction.rules.lines import prepare_line, same_row
 
 MAY_WRAP = ("policyholder_address",)  # fields whose value a line wrap can cut
-_ATTRS = tuple(w for words in ATTR_WORDS.values() for w in words)
 _HEADING = re.compile(r"[一二三四五六七八九十]+")  # a section's number on a line of its own
 _TEXT_START = re.compile(r"[0-9A-Za-z\u4e00-\u9fff]")  # a continuation starts with a character, not a mark (■, ·)
 # where the continuation's top may be, in line heights from the value line's bottom, and how far its left edge may be
@@ -21,29 +19,23 @@ _TEXT_START = re.compile(r"[0-9A-Za-z\u4e00-\u9fff]")  # a continuation starts w
 _BELOW_FROM, _BELOW_TO, _ALIGN = -0.3, 0.9, 1.5
 
 
-def _box(line: TextLine) -> tuple[float, float, float, float]:
-    p = np.asarray(line.polygon, np.float32).reshape(-1, 2)
-    return float(p[:, 0].min()), float(p[:, 1].min()), float(p[:, 0].max()), float(p[:, 1].max())
-
-
 def _nearest_below(page: Sequence[TextLine], li: int, start: int) -> Optional[TextLine]:
     """The line whose top is just below line ``li`` and whose left edge is aligned with one of its margins."""
-    line = page[li]
-    x0, y0, _, y1 = _box(line)
-    h = max(1.0, y1 - y0)
-    boxes = line.char_boxes()
-    margins = [float(boxes[start][:, 0].min()) if start < len(boxes) else x0, x0]
-    others = [(o, _box(o)) for lj, o in enumerate(page) if lj != li and not o.vertical and o.text.strip()]
-    row = [b[0] for _, b in others if min(b[3], y1) - max(b[1], y0) >= 0.5 * min(h, b[3] - b[1]) and b[0] < x0]
+    boxes = [prepare_line(i, ln) for i, ln in enumerate(page)]
+    box, h = boxes[li], boxes[li].height
+    chars = page[li].char_boxes()
+    margins = [float(chars[start][:, 0].min()) if start < len(chars) else box.x0, box.x0]
+    others = [b for b in boxes if b.index != li and not page[b.index].vertical and b.raw.strip()]
+    row = [b.x0 for b in others if same_row(box, b) and b.x0 < box.x0]
     if row:
         margins.append(min(row))
     best, key = None, None
-    for o, (ox0, oy0, _, _) in others:
-        if not y1 + _BELOW_FROM * h <= oy0 <= y1 + _BELOW_TO * h:
+    for b in others:
+        if not box.y1 + _BELOW_FROM * h <= b.y0 <= box.y1 + _BELOW_TO * h:
             continue
-        dx = min(abs(ox0 - m) for m in margins)
-        if dx <= _ALIGN * h and (key is None or (oy0, dx) < key):
-            best, key = o, (oy0, dx)
+        dx = min(abs(b.x0 - m) for m in margins)
+        if dx <= _ALIGN * h and (key is None or (b.y0, dx) < key):
+            best, key = page[b.index], (b.y0, dx)
     return best
 
 
@@ -65,7 +57,7 @@ def continuation_below(chars: Sequence[tuple[int, int, int]], lines: Sequence[Se
     if m is None or below.text[:m.start()].strip():
         return None
     seg = m.group()
-    if (below.text[m.end():m.end() + 1] in (":", "：") or any(w in seg for w in _ATTRS)
+    if (below.text[m.end():m.end() + 1] in (":", "：") or any(w in seg for w in ALL_ATTR_WORDS)
             or any(w in below.text for w in ROLE_WORDS) or LABEL_RE.search(below.text)
             or not _TEXT_START.match(seg) or _HEADING.fullmatch(seg)):
         return None

@@ -11,7 +11,7 @@ from typing import Mapping, Optional, Sequence
 import numpy as np
 
 from stages.extraction.learned.candidates import Candidate, DocLines
-from stages.extraction.rules.lexicon import ATTR_WORDS, Lexicon
+from stages.extraction.rules.lexicon import ALL_ATTR_WORDS, Lexicon
 
 TOP_K = 5  # candidates per field the search considers (distinct value and span), besides "no value"
 MAX_NODES = 200_000  # search nodes before the best assignment found so far is taken
@@ -58,8 +58,6 @@ class RoleCells:
         return any(m.get(la) is not None and m.get(la) == m.get(lb) for m in (self.row, self.column))
 
 
-_ATTRS = tuple(w for words in ATTR_WORDS.values() for w in words)
-
 
 def _roles_in(text: str, lexicon: Lexicon) -> set[str]:
     return {d.role for m in lexicon.pattern.finditer(text)
@@ -71,7 +69,7 @@ def _role_cell(text: str, lexicon: Lexicon) -> Optional[str]:
     text, no value after a separator, no attribute word (``被保险人姓名`` is a column's label, not a row's)."""
     t = text.strip().rstrip(":：").strip()
     if not 0 < len(t) <= 8 or any(ch in t for ch in ":：") or any(ch.isdigit() for ch in t) or any(
-            w in t for w in _ATTRS):
+            w in t for w in ALL_ATTR_WORDS):
         return None
     roles = _roles_in(t, lexicon)
     return next(iter(roles)) if len(roles) == 1 and roles != {"other"} else None

@@ -55,6 +55,7 @@ ATTR_WORDS: dict[str, tuple[str, ...]] = {
     "phone": ("联系电话", "手机号码", "手机号", "移动电话", "电话号码", "电话", "手机"),
     "address": ("通讯地址", "联系地址", "通信地址", "住址", "居住地址", "地址"),
 }
+ALL_ATTR_WORDS: tuple[str, ...] = tuple(w for words in ATTR_WORDS.values() for w in words)  # of every attribute
 
 ROLE_FIELDS: dict[tuple[str, str], str] = {
     ("policyholder", "name"): "policyholder_name",

@@ -5,7 +5,7 @@ import re
 from typing import Optional
 
 from stages.extraction.field_specs import FIELDS
-from stages.extraction.rules.lexicon import ATTR_WORDS, LABELS, SECTION_SUFFIXES
+from stages.extraction.rules.lexicon import ALL_ATTR_WORDS, LABELS, SECTION_SUFFIXES
 from stages.extraction.rules.lines import CJK_RE
 from stages.postprocess.values import STATUTORY, Normalized, date_spans
 
@@ -197,7 +197,7 @@ def plausibility(key: str, n: Normalized, method: str) -> Optional[float]:
         if not (_NAME_CJK_RE.match(v) or _NAME_LATIN_RE.match(v)):
             return None
         if (any(w in v for w in _NAME_STOP) or any(ch in _NAME_PARTICLES for ch in v[1:])
-                or any(w in v for words in ATTR_WORDS.values() for w in words)):
+                or any(w in v for w in ALL_ATTR_WORDS)):
             return None
         return 1.0
     if kind == "id_number":
