@@ -120,11 +120,12 @@ class FieldAssembler:
     # -- geometry and confidence --------------------------------------------------------------------
     @staticmethod
     def polygon(cand: Candidate, lines: Sequence[Sequence[TextLine]]) -> Optional[list[list[float]]]:
-        quads = []
+        quads, boxes = [], {}
         for p, li, ci in cand.chars:
-            boxes = lines[p][li].char_boxes()
-            if ci < len(boxes):
-                quads.append(boxes[ci])
+            if (p, li) not in boxes:  # one line's boxes, computed once for all its characters
+                boxes[(p, li)] = lines[p][li].char_boxes()
+            if ci < len(boxes[(p, li)]):
+                quads.append(boxes[(p, li)][ci])
         if not quads:
             return None
         first, last = quads[0], quads[-1]

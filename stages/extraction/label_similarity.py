@@ -7,6 +7,7 @@ similarity ranks the fields a value could belong to, the value's shape and which
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Iterable, Mapping
 
 
@@ -14,17 +15,28 @@ def _bigrams(text: str) -> set[str]:
     return {text[i:i + 2] for i in range(len(text) - 1)} or {text}
 
 
-def _dice(a: set[str], b: set[str]) -> float:
+@lru_cache(maxsize=65536)
+def _sets(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """A text's character bigrams and characters (label wordings recur in every comparison, so they are kept)."""
+    return frozenset(_bigrams(text)), frozenset(text)
+
+
+def _dice(a: frozenset[str], b: frozenset[str]) -> float:
     return 2 * len(a & b) / (len(a) + len(b)) if a and b else 0.0
+
+
+def _from_sets(u: tuple[frozenset[str], frozenset[str]], k: tuple[frozenset[str], frozenset[str]]) -> float:
+    return 0.7 * _dice(u[0], k[0]) + 0.3 * _dice(u[1], k[1])
 
 
 def label_similarity(unknown: str, known: str) -> float:
     """0..1: 0.7 × bigram Dice + 0.3 × character Dice (1.0 only for equal texts of two or more characters)."""
-    return 0.7 * _dice(_bigrams(unknown), _bigrams(known)) + 0.3 * _dice(set(unknown), set(known))
+    return _from_sets(_sets(unknown), _sets(known))
 
 
 def best_similarity(unknown: str, known: Iterable[str]) -> float:
-    return max((label_similarity(unknown, k) for k in known), default=0.0)
+    u = _sets(unknown)
+    return max((_from_sets(u, _sets(k)) for k in known), default=0.0)
 
 
 def field_similarities(unknown: str, labels_by_field: Mapping[str, Iterable[str]]) -> dict[str, float]:

@@ -73,6 +73,8 @@ def align(read: str, name: str, budget: int) -> Optional[tuple[Edit, ...]]:
     n, m = len(read), len(name)
     if m == 0 or n < m or n - m > 1 or budget < n - m:
         return None
+    if sum(ch not in read for ch in set(name)) > budget:  # each name character the read text lacks is a substitution
+        return None
     inf = budget + 1
     # cost[i][j]: read[:i] -> name[:j]
     cost = [[inf] * (m + 1) for _ in range(n + 1)]
@@ -116,7 +118,17 @@ def _matches(text: str, pos: int, options: tuple[tuple[str, str], ...]) -> list[
 def readings(text: str, gaz: Optional[Gazetteer] = None) -> list[Reading]:
     """Every province/city/county prefix (ending in a county: province-county for municipalities, the province
     optional) that ``text`` could be within the edit budgets, fewest edits first."""
-    g = gaz or gazetteer()
+    if gaz is None:  # the package's gazetteer: the rules' and the learned decision read the same addresses
+        return list(_default_readings(text))
+    return _readings(text, gaz)
+
+
+@lru_cache(maxsize=4096)
+def _default_readings(text: str) -> tuple[Reading, ...]:
+    return tuple(_readings(text, gazetteer()))
+
+
+def _readings(text: str, g: Gazetteer) -> list[Reading]:
     found: dict[tuple[str, ...], Reading] = {}
 
     def leaves(parent: str, pos: int, names: tuple[str, ...], edits: tuple[Edit, ...]) -> None:

@@ -137,8 +137,9 @@ def _num(v: Optional[str]) -> Optional[float]:
         return None
 
 
-def consistent(chosen: dict[str, Candidate], cells: Optional[RoleCells] = None) -> bool:
-    """Whether the chosen candidates can stand together (values that failed to normalize are not compared)."""
+def consistent(chosen: dict[str, Candidate], cells: Optional[RoleCells] = None, added: Optional[str] = None) -> bool:
+    """Whether the chosen candidates can stand together (values that failed to normalize are not compared).
+    ``added``: the one field whose candidate joined a consistent set, so only the pairs with it are compared."""
     v = {k: c.value for k, c in chosen.items()}
     issue, eff, exp = v.get("issue_date"), v.get("effective_date"), v.get("expiry_date")
     if issue and eff and issue > eff:
@@ -156,12 +157,13 @@ def consistent(chosen: dict[str, Candidate], cells: Optional[RoleCells] = None) 
         if a and b and a != b:
             return False
     keys = list(chosen)
-    for i, a in enumerate(keys):
-        for b in keys[i + 1:]:
-            if not may_share_span(a, b) and chosen[a].span & chosen[b].span:
-                return False
-            if cells is not None and _different_people(a, b, chosen) and cells.same_cell(chosen[a], chosen[b]):
-                return False
+    pairs = ((added, b) for b in keys if b != added) if added is not None else (
+        (a, b) for i, a in enumerate(keys) for b in keys[i + 1:])
+    for a, b in pairs:
+        if not may_share_span(a, b) and chosen[a].span & chosen[b].span:
+            return False
+        if cells is not None and _different_people(a, b, chosen) and cells.same_cell(chosen[a], chosen[b]):
+            return False
     return True
 
 
@@ -212,7 +214,7 @@ def assign(scored: Sequence[Scored], cells: Optional[RoleCells] = None) -> dict[
         for s_log, s in choices[i]:
             if s is not None:
                 chosen[keys[i]] = s.candidate
-                if not consistent(chosen, cells):
+                if not consistent(chosen, cells, added=keys[i]):  # the fields before it stand together
                     del chosen[keys[i]]
                     continue
             picked[i] = s

@@ -76,7 +76,7 @@ def vacant_p(scored: Sequence[Scored], chosen: dict[str, Candidate], cells: Role
     out = {k: 0.0 for k in FIELD_KEYS if k not in chosen}
     for s in sorted(scored, key=lambda s: -s.p):
         key = s.candidate.key
-        if key in out and out[key] == 0.0 and s.p > 0.0 and consistent({**chosen, key: s.candidate}, cells):
+        if key in out and out[key] == 0.0 and s.p > 0.0 and consistent({**chosen, key: s.candidate}, cells, added=key):
             out[key] = s.p
     return out
 

@@ -51,3 +51,16 @@ def test_a_lost_province_head_is_found_only_when_its_city_confirms_it() -> None:
     assert lost_province_head("江苏省无锡市滨湖区") is None  # nothing lost
     assert lost_province_head("苏省道路") is None  # no city of Jiangsu follows
     assert lost_province_head("无锡市滨湖区") is None  # a short form without its province stays
+
+
+def test_the_bundled_gazetteers_readings_are_kept_but_never_shared_as_one_list() -> None:
+    text = "江苏省苏州市昊中区青年西路"
+    first = readings(text)
+    assert [r.names for r in first] == [r.names for r in readings(text, gazetteer())]
+    first.clear()  # a caller's list is its own: the kept readings stay whole
+    assert readings(text)[0].names == ("江苏省", "苏州市", "吴中区")
+
+
+def test_align_gives_up_when_the_name_has_more_unread_characters_than_its_budget() -> None:
+    assert align("朝阳区", "海淀区", 1) is None  # 海 and 淀 are read nowhere: two substitutions at least
+    assert align("海阳区", "海淀区", 1) == ((1, "淀"),)

@@ -94,3 +94,25 @@ def test_rows_naming_two_roles_and_plain_lines_are_not_constrained() -> None:
     scored = [_cell(doc, "policyholder_name", "张三", 0.9), _cell(doc, "insured_name", "李四", 0.8)]
     got = assign(scored, cells)
     assert got["policyholder_name"] is not None and got["insured_name"] is not None
+
+
+def test_checking_only_the_added_field_agrees_with_checking_every_pair() -> None:
+    import itertools
+    pool = [_c("effective_date", "2024-03-01", 1, 0.9), _c("issue_date", "2024-03-01", 1, 0.8),
+            _c("issue_date", "2024-05-01", 2, 0.8), _c("expiry_date", "2025-03-01", 3, 0.7),
+            _c("premium", "1200.00", 4, 0.7), _c("sum_insured", "1200.00", 4, 0.6),
+            _c("sum_insured", "500000.00", 5, 0.6), _c("policyholder_name", "张三", 6, 0.9),
+            _c("insured_name", "张三", 6, 0.9)]
+    compared = 0
+    for n in range(1, 5):
+        for combo in itertools.combinations(pool, n):
+            keys = [s.candidate.key for s in combo]
+            if len(set(keys)) < n:
+                continue
+            base = {s.candidate.key: s.candidate for s in combo[:-1]}
+            if not consistent(base):
+                continue
+            full = {**base, keys[-1]: combo[-1].candidate}
+            assert consistent(full, added=keys[-1]) == consistent(full)
+            compared += 1
+    assert compared > 50
