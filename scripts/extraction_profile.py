@@ -20,12 +20,13 @@ from pathlib import Path
 # (label, file suffix, function) of the parts reported; a part's time includes the parts it calls
 PARTS = (
     ("stage", "stages/extraction/stage.py", "__call__"),
+    ("rule decision (the strategies' candidates, best per field)", "stages/extraction/rules/extract.py", "_decide"),
     ("learned candidates and features", "stages/extraction/learned/extract.py", "document_candidates"),
     ("  rule candidates", "stages/extraction/learned/candidates.py", "rule_candidates"),
     ("  features", "stages/extraction/learned/features.py", "featurize"),
     ("ERNIE-Layout", "stages/extraction/learned/ernie_evidence.py", "run_extractor"),
     ("scorer and assignment", "stages/extraction/learned/extract.py", "decide"),
-    ("rules' own decision", "stages/extraction/stage.py", "rules_candidates"),
+    ("rules' own fields", "stages/extraction/stage.py", "rules_candidates"),
     ("field assembler", "stages/extraction/assemble.py", "assemble"),
     ("  address re-reading", "stages/extraction/lexicon_reread.py", "reread_address"),
 )

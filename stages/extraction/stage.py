@@ -8,8 +8,6 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any, Iterable, Optional, Sequence
 
-import numpy as np
-
 from stages.contracts.config import DocpipeConfig
 from stages.extraction.adapted import REASON_UNCALIBRATED, AdaptedFolder, is_adapted, load_adapted
 from stages.extraction.assemble import Candidate, FieldAssembler
@@ -17,9 +15,10 @@ from stages.extraction.confidence import calibration_folder, load_calibrators
 from stages.extraction.decisions import Decision
 from stages.extraction.field_specs import FIELDS, normalize_field
 from stages.extraction.hybrid import arrange_all, check_policies
-from stages.extraction.label_reread import label_index, reread_labels
-from stages.extraction.rules import RuleMatch, extract_rules
-from stages.extraction.rules.records import RuleLine, locate
+from stages.extraction.rule_decision import rules_decision
+from stages.extraction.rules import RuleMatch
+from stages.extraction.rules.extract import RulesDecision, winners
+from stages.extraction.rules.records import locate
 from stages.extraction.rules.labels import LEARNED_PREFIX
 from stages.extraction.rules.lexicon import FULL_LEXICON, LabelWithholding, Lexicon, extend_lexicon, withheld_lexicon
 from stages.recognition.ctc import CharDict
@@ -136,17 +135,20 @@ class ExtractionStage:
                     best[key] = cand
         return best
 
-    def rules_candidates(self, lines: Sequence[Sequence[TextLine]], today: date) -> dict[str, Candidate]:
+    def rules_decision(self, lines: Sequence[Sequence[TextLine]], today: date) -> RulesDecision:
+        """One document's rule decision (labels re-read first where configured), with the document's lexicon."""
         flat = [(pi, li, ln) for pi, page_lines in enumerate(lines) for li, ln in enumerate(page_lines)]
         lexicon = self.document_lexicon(ln.text for _, _, ln in flat)
-        texts = [ln.text for _, _, ln in flat]
-        if self.label_reread:
-            index = label_index(lexicon)
-            texts = [reread_labels(ln, index, self.chars) for _, _, ln in flat]
-        rule_lines = [RuleLine(text, np.asarray(ln.polygon), pi, ln.char_u, ln.vertical)
-                      for text, (pi, _, ln) in zip(texts, flat)]
+        return rules_decision(flat, today, lexicon, self.chars if self.label_reread else None)
+
+    def rules_candidates(self, lines: Sequence[Sequence[TextLine]], today: date,
+                         decision: Optional[RulesDecision] = None) -> dict[str, Candidate]:
+        """The rules' own choice per field, from ``decision`` (:meth:`rules_decision` of the same lines) or made."""
+        flat = [(pi, li, ln) for pi, page_lines in enumerate(lines) for li, ln in enumerate(page_lines)]
         out = {}
-        for key, m in extract_rules(rule_lines, today, lexicon).items():
+        if decision is None:
+            decision = self.rules_decision(lines, today)
+        for key, m in winners(decision).items():
             if m is not None and key in FIELDS:
                 out[key] = rule_candidate(m, flat)
         return out
@@ -163,23 +165,27 @@ class ExtractionStage:
             self._drawn = (text, extend_lexicon(lexicon, self.adapted.pairs) if self.adapted else lexicon)
         return self._drawn[1]
 
-    def learned_document(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page], today: date):
+    def learned_document(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page], today: date,
+                         by_rules: Optional[RulesDecision] = None):
         """The learned decision's candidates and features of one document (stages/extraction/learned), ERNIE-Layout
-        run once over all its pages (a page it fails on leaves its evidence missing)."""
+        run once over all its pages (a page it fails on leaves its evidence missing); ``by_rules``: the document's
+        :meth:`rules_decision`, where made already."""
         from stages.extraction.learned.ernie_evidence import run_extractor
         from stages.extraction.learned.extract import document_candidates
 
         lexicon = self.document_lexicon(ln.text for page in lines for ln in page)
         sizes = [(p.width, p.height) for p in pages]
         ernie = run_extractor(self.model, lines, sizes) if self.model is not None else None
-        return document_candidates(lines, sizes, today, lexicon, self.chars if self.label_reread else None, ernie)
+        return document_candidates(lines, sizes, today, lexicon, self.chars if self.label_reread else None, ernie,
+                                   by_rules)
 
     def learned_candidates(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page],
                            today: date) -> dict[str, list[Candidate]]:
         return self.learned_decision(lines, pages, today)[0]
 
-    def learned_decision(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page],
-                         today: date) -> tuple[dict[str, list[Candidate]], list[str], dict[str, float]]:
+    def learned_decision(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page], today: date,
+                         by_rules: Optional[RulesDecision] = None,
+                         ) -> tuple[dict[str, list[Candidate]], list[str], dict[str, float]]:
         """The learned decision's candidate per field, the fields an adapted folder's refit scorer decides
         otherwise than the shipped scorer (another value, or empty against a value, or a value against empty), and
         the shipped decision's vacant P of the fields left empty (``learned.extract.Decided``).
@@ -189,7 +195,7 @@ class ExtractionStage:
         from stages.extraction.learned.extract import decide
 
         assert self.scorer is not None
-        dc = self.learned_document(lines, pages, today)
+        dc = self.learned_document(lines, pages, today, by_rules)
         shipped = decide(dc, self.scorer)
         if self.refit is None:
             return shipped.fields, [], shipped.vacant
@@ -209,14 +215,15 @@ class ExtractionStage:
                        today: date) -> tuple[dict[str, Any], list[str], dict[str, Any]]:
         """The learned decision's fields; where the rules' own decision outputs the same value, its calibrated
         confidence holds for that field as well (stages/extraction/learned/confidence.py)."""
-        cands, otherwise, vacant = self.learned_decision(lines, pages, today)
+        by_rules = self.rules_decision(lines, today)  # decided once: the learned one's candidates, and its peer
+        cands, otherwise, vacant = self.learned_decision(lines, pages, today, by_rules)
         decisions = self.assembler.decisions(cands, lines, today)
         fields, reasons, diagnostics = self.assembler.assemble(cands, lines, today, flag_disagreement=(),
                                                                decisions=decisions)
         calibrators = self.assembler.calibrators
         if "learned" in calibrators and "rules" in calibrators:  # else uncalibrated:learned, or learned P alone
             fields, reasons, diagnostics = self._with_rules_agreement(cands, decisions, fields, lines, pages, today,
-                                                                      vacant)
+                                                                      vacant, by_rules)
         diagnostics["vacant"] = {k: round(p, 6) for k, p in vacant.items()}
         if self.refit is not None:
             diagnostics["adapted_scorer"] = {"decided_otherwise": otherwise}
@@ -225,14 +232,15 @@ class ExtractionStage:
     def _with_rules_agreement(self, cands: dict[str, list[Candidate]], decisions: dict[str, Optional[Decision]],
                               fields: dict[str, Any],
                               lines: Sequence[Sequence[TextLine]], pages: Sequence[Page],
-                              today: date, vacant: dict[str, float]) -> tuple[dict[str, Any], list[str], dict[str, Any]]:
+                              today: date, vacant: dict[str, float],
+                              by_rules: RulesDecision) -> tuple[dict[str, Any], list[str], dict[str, Any]]:
         """The learned decisions assembled again, with the rules' calibrated confidence for the values the rules'
         own decision shares, and P(really absent) of the empty fields from their vacant P
         (stages/extraction/learned/confidence.py)."""
         from stages.extraction.learned.confidence import AgreementCalibrator, RulesView, agreement, document_capture
 
         calibrators = self.assembler.calibrators
-        rules_cands, _ = arrange_all({}, self.prefer, {}, self.rules_candidates(lines, today), today)
+        rules_cands, _ = arrange_all({}, self.prefer, {}, self.rules_candidates(lines, today, by_rules), today)
         rules = RulesView.from_assembled(*self.rules_assembler.assemble(rules_cands, lines, today))
         agree, rules_found = agreement(fields, rules)
         # the rules' calibrator was fitted on clean scans: on faxes and photos their confidence of a shared value goes

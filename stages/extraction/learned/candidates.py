@@ -6,13 +6,10 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Iterable, Optional, Sequence
 
-import numpy as np
-
 from stages.contracts.types import TextLine
 from stages.extraction.field_specs import FIELDS, normalize_field
-from stages.extraction.rules.extract import all_rule_candidates
-from stages.extraction.rules.lexicon import Lexicon
-from stages.extraction.rules.records import RuleLine, locate
+from stages.extraction.rules.extract import RulesDecision, considered
+from stages.extraction.rules.records import locate
 
 CharRef = tuple[int, int, int]  # (page, line index on the page, character index in the line's text)
 
@@ -73,13 +70,11 @@ def span_candidate(doc: DocLines, key: str, page: int, li: int, start: int, end:
     return Candidate(key, text, chars, n.value, tuple(n.issues), source, strategy)
 
 
-def rule_candidates(doc: DocLines, rule_texts: Sequence[str], today: date, lexicon: Lexicon) -> list[Candidate]:
-    """Every candidate the rule strategies consider (:func:`~stages.extraction.rules.extract.all_rule_candidates`)
-    over ``rule_texts`` (the lines' texts as the rules read them), located in the OCR lines."""
-    rule_lines = [RuleLine(text, np.asarray(ln.polygon), pi, ln.char_u, ln.vertical)
-                  for text, (pi, _, ln) in zip(rule_texts, doc.flat)]
+def rule_candidates(doc: DocLines, decision: RulesDecision) -> list[Candidate]:
+    """Every candidate the rule strategies considered (:func:`~stages.extraction.rules.extract.considered`) in the
+    document's rule decision (over ``doc``'s lines as the rules read them), located in the OCR lines."""
     out = []
-    for rc in all_rule_candidates(rule_lines, today, lexicon):
+    for rc in considered(decision):
         if rc.key not in FIELDS:
             continue
         m = rc.match

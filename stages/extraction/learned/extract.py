@@ -13,13 +13,14 @@ import numpy as np
 from stages.contracts.fields import FIELD_KEYS
 from stages.contracts.types import TextLine
 from stages.extraction.decisions import Candidate as FieldCandidate
-from stages.extraction.label_reread import label_index, reread_labels
 from stages.extraction.learned.assign import RoleCells, Scored, assign, consistent, role_cells
 from stages.extraction.learned.candidates import Candidate, DocLines, merge, rule_candidates
 from stages.extraction.learned.detectors import detector_candidates
 from stages.extraction.learned.ernie_evidence import ErnieEvidence
 from stages.extraction.learned.features import featurize
 from stages.extraction.learned.scorer import Scorer
+from stages.extraction.rule_decision import rules_decision
+from stages.extraction.rules.extract import RulesDecision
 from stages.extraction.rules.labels import LEARNED_PREFIX
 from stages.extraction.rules.lexicon import FULL_LEXICON, Lexicon
 from stages.recognition.ctc import CharDict
@@ -45,18 +46,19 @@ class DocumentCandidates:
 
 def document_candidates(lines: Sequence[Sequence[TextLine]], page_sizes: Sequence[tuple[float, float]], today: date,
                         lexicon: Lexicon = FULL_LEXICON, chars: Optional[CharDict] = None,
-                        ernie: Optional[Sequence[Optional["Extraction"]]] = None) -> DocumentCandidates:
+                        ernie: Optional[Sequence[Optional["Extraction"]]] = None,
+                        by_rules: Optional[RulesDecision] = None) -> DocumentCandidates:
     """Candidates and features of one document (the one path used by training and at runtime). With ``chars``,
     label lines are re-read against the lexicon first (``extraction.label_reread``), as the rules do. ``ernie``:
     per page ERNIE-Layout's reading (:func:`~stages.extraction.learned.ernie_evidence.run_extractor`; None for a
-    page it failed on); without it the ERNIE features are NaN and ERNIE offers no candidates."""
+    page it failed on); without it the ERNIE features are NaN and ERNIE offers no candidates. ``by_rules``: the
+    document's rule decision where the caller made it already
+    (:func:`~stages.extraction.rule_decision.rules_decision` of the same lines, lexicon and ``chars``)."""
     doc = DocLines.build(lines, page_sizes)
-    texts = [ln.text for _, _, ln in doc.flat]
-    if chars is not None:
-        index = label_index(lexicon)
-        texts = [reread_labels(ln, index, chars) for _, _, ln in doc.flat]
+    if by_rules is None:
+        by_rules = rules_decision(doc.flat, today, lexicon, chars)
     evidence = ErnieEvidence(doc, ernie, today) if ernie is not None else ErnieEvidence.missing(doc)
-    cands = merge(rule_candidates(doc, texts, today, lexicon) + detector_candidates(doc, today) + evidence.candidates)
+    cands = merge(rule_candidates(doc, by_rules) + detector_candidates(doc, today) + evidence.candidates)
     return DocumentCandidates(doc, cands, featurize(doc, cands, lexicon, evidence), lexicon)
 
 

@@ -1,9 +1,9 @@
 """The rules extractor's entry point: every strategy's candidates, conflicts settled, the best one per field."""
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import date
-from typing import Iterable, Optional, Sequence
+from typing import Iterable, Mapping, Optional, Sequence
 
 from stages.extraction.field_specs import FIELD_KEYS, FIELDS
 from stages.extraction.rules.bare_amounts import bare_amount_candidates
@@ -44,22 +44,35 @@ def _best(cands: Iterable[RuleCandidate]) -> dict[str, RuleCandidate]:
     return best
 
 
-def extract_rules(lines: Sequence[OcrLineLike], today: date,
-                  lexicon: Lexicon = FULL_LEXICON) -> dict[str, Optional[RuleMatch]]:
-    """Find every field of :data:`stages.extraction.field_specs.FIELDS` in one document's OCR lines.
+@dataclass(frozen=True)
+class RulesDecision:
+    """One document's rule decision: every strategy's candidates and the best one per field. The rules' own
+    fields (:func:`winners`) and the learned decision's rule candidates (:func:`considered`) both read it, so a
+    document is decided once."""
 
-    ``lines`` may come from several pages (``page`` attribute); line indices in the result refer to ``lines``.
-    Returns every field key in registry order; ``None`` where nothing plausible was found.
-    """
+    candidates: tuple[RuleCandidate, ...]
+    best: Mapping[str, RuleCandidate]
+
+
+def decide_rules(lines: Sequence[OcrLineLike], today: date, lexicon: Lexicon = FULL_LEXICON) -> RulesDecision:
+    """Every strategy's candidates over one document's OCR lines and the best one per field.
+
+    ``lines`` may come from several pages (``page`` attribute); line indices in the result refer to ``lines``."""
     cands, best = _decide(PreparedDocument(lines, today, lexicon))
+    return RulesDecision(tuple(cands), best)
+
+
+def winners(decision: RulesDecision) -> dict[str, Optional[RuleMatch]]:
+    """Every field key of :data:`stages.extraction.field_specs.FIELDS` in registry order: its best match with its
+    rivals counted, or ``None`` where nothing plausible was found."""
+    best, cands = decision.best, decision.candidates
     return {key: (_with_rivals(best[key], cands) if key in best else None) for key in FIELD_KEYS}
 
 
-def all_rule_candidates(lines: Sequence[OcrLineLike], today: date,
-                        lexicon: Lexicon = FULL_LEXICON) -> list[RuleCandidate]:
+def considered(decision: RulesDecision) -> list[RuleCandidate]:
     """Every candidate the strategies considered (not only each field's winner), an ID of unknown owner offered
     for both persons' ID fields; what the learned decision (``stages/extraction/learned``) scores."""
-    cands, best = _decide(PreparedDocument(lines, today, lexicon))
+    cands, best = decision.candidates, decision.best
     out = [c for c in cands if c.key != UNSURE_ID]
     for c in cands:
         if c.key == UNSURE_ID:
@@ -67,6 +80,19 @@ def all_rule_candidates(lines: Sequence[OcrLineLike], today: date,
     seen = {id(c) for c in out}
     out += [c for c in best.values() if id(c) not in seen]  # same-as-policyholder copies
     return out
+
+
+def extract_rules(lines: Sequence[OcrLineLike], today: date,
+                  lexicon: Lexicon = FULL_LEXICON) -> dict[str, Optional[RuleMatch]]:
+    """Find every field of :data:`stages.extraction.field_specs.FIELDS` in one document's OCR lines
+    (:func:`winners` of :func:`decide_rules`)."""
+    return winners(decide_rules(lines, today, lexicon))
+
+
+def all_rule_candidates(lines: Sequence[OcrLineLike], today: date,
+                        lexicon: Lexicon = FULL_LEXICON) -> list[RuleCandidate]:
+    """:func:`considered` of :func:`decide_rules`."""
+    return considered(decide_rules(lines, today, lexicon))
 
 
 def _decide(doc: PreparedDocument) -> tuple[list[RuleCandidate], dict[str, RuleCandidate]]:

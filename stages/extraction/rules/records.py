@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional, Protocol, Sequence
 
+import numpy as np
+
 from stages.postprocess.values import Normalized
 
 
@@ -40,6 +42,13 @@ class RuleLine:
     page: int
     char_u: tuple[float, ...] = ()
     vertical: bool = False
+
+
+def rule_lines(flat: Sequence[tuple[int, int, Any]], texts: Sequence[str]) -> list[RuleLine]:
+    """The rules' view of a document's OCR lines ``(page, line index, TextLine)``, each with its text from ``texts``
+    (labels maybe re-read)."""
+    return [RuleLine(text, np.asarray(ln.polygon), pi, ln.char_u, ln.vertical)
+            for text, (pi, _, ln) in zip(texts, flat)]
 
 
 def locate(text: str, line_texts: Sequence[str]) -> Optional[list[tuple[int, int]]]:

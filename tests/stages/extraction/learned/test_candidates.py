@@ -5,7 +5,9 @@ from datetime import date
 
 from stages.extraction.learned.candidates import DocLines, merge, rule_candidates
 from stages.extraction.rules import extract_rules
+from stages.extraction.rules.extract import decide_rules
 from stages.extraction.rules.lexicon import FULL_LEXICON
+from stages.extraction.rules.records import rule_lines
 from tests.stages.extraction.learned.helpers import line
 
 TODAY = date(2026, 6, 1)
@@ -22,9 +24,13 @@ def _doc():
     return DocLines.build([lines], [(1000.0, 1400.0)])
 
 
+def _decision(doc: DocLines):
+    return decide_rules(rule_lines(doc.flat, [ln.text for _, _, ln in doc.flat]), TODAY, FULL_LEXICON)
+
+
 def test_rule_candidates_point_at_their_characters() -> None:
     doc = _doc()
-    cands = rule_candidates(doc, [ln.text for _, _, ln in doc.flat], TODAY, FULL_LEXICON)
+    cands = rule_candidates(doc, _decision(doc))
     by_key = {c.key: c for c in cands if c.strategy == "label"}
     c = by_key["insured_name"]
     assert c.value == "李娜" and c.source == "rules"
@@ -34,7 +40,7 @@ def test_rule_candidates_point_at_their_characters() -> None:
 
 def test_rules_offer_more_than_their_winners() -> None:
     doc = _doc()
-    cands = rule_candidates(doc, [ln.text for _, _, ln in doc.flat], TODAY, FULL_LEXICON)
+    cands = rule_candidates(doc, _decision(doc))
     winners = {k: m for k, m in extract_rules([_Line(ln) for _, _, ln in doc.flat], TODAY).items() if m}
     assert len(cands) > len(winners)
     assert {(k, m.value) for k, m in winners.items()} <= {(c.key, c.value) for c in cands}
@@ -42,5 +48,5 @@ def test_rules_offer_more_than_their_winners() -> None:
 
 def test_merge_keeps_one_of_exact_repeats() -> None:
     doc = _doc()
-    cands = rule_candidates(doc, [ln.text for _, _, ln in doc.flat], TODAY, FULL_LEXICON)
+    cands = rule_candidates(doc, _decision(doc))
     assert len(merge(cands + cands)) == len(merge(cands))

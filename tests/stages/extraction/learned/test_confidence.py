@@ -92,7 +92,7 @@ def test_stage_gives_the_rules_confidence_only_where_the_rules_agree(stage, monk
                                                       rules_fields["premium"]["confidence"])
     # the rules read another premium: the learned value keeps the scorer's calibrated P
     other = replace(rules["premium"], text="1,300.00")
-    monkeypatch.setattr(stage, "rules_candidates", lambda lines, today: {**rules, "premium": other})
+    monkeypatch.setattr(stage, "rules_candidates", lambda lines, today, decision=None: {**rules, "premium": other})
     out = stage(lines, pages)
     assert out.fields["premium"]["value"] == "1200.00"
     assert "premium" not in out.diagnostics["rules"]["agree"]
@@ -105,3 +105,22 @@ def replace_page(width: int, height: int):
     from stages.contracts.types import Page
 
     return Page(0, np.broadcast_to(np.zeros((1, 1, 3), np.uint8), (height, width, 3)))
+
+
+def test_the_stage_decides_a_documents_rules_once_for_both_uses(stage, monkeypatch) -> None:
+    import stages.extraction.rule_decision as rule_decision
+
+    lines = [[line("保险单号：AB12345678", 40, 40), line("投保人：张伟", 40, 80),
+              line("保险费：1,200.00元", 40, 120)]]
+    pages = [replace_page(1000, 1400)]
+    today = date.today()
+    made = []
+    real = rule_decision.decide_rules
+    monkeypatch.setattr(rule_decision, "decide_rules", lambda *a: made.append(1) or real(*a))
+    out = stage(lines, pages)
+    assert len(made) == 1  # the learned decision's rule candidates and the rules' own fields read one decision
+    assert out.fields["premium"]["value"] == "1200.00" and "premium" in out.diagnostics["rules"]["agree"]
+    # given the decision, the learned document is the one it would make itself
+    by_rules = stage.rules_decision(lines, today)
+    a, b = stage.learned_document(lines, pages, today), stage.learned_document(lines, pages, today, by_rules)
+    assert a.candidates == b.candidates and (a.features.tobytes() == b.features.tobytes())
