@@ -15,9 +15,10 @@ def _bigrams(text: str) -> set[str]:
     return {text[i:i + 2] for i in range(len(text) - 1)} or {text}
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=4096)
 def _sets(text: str) -> tuple[frozenset[str], frozenset[str]]:
-    """A text's character bigrams and characters (label wordings recur in every comparison, so they are kept)."""
+    """A text's character bigrams and characters. The label wordings recur in every comparison and stay kept; a
+    line's text passes through (about 4 KB an entry for a 14-character text, so at most some 16 MB)."""
     return frozenset(_bigrams(text)), frozenset(text)
 
 
