@@ -89,12 +89,6 @@ def extract_rules(lines: Sequence[OcrLineLike], today: date,
     return winners(decide_rules(lines, today, lexicon))
 
 
-def all_rule_candidates(lines: Sequence[OcrLineLike], today: date,
-                        lexicon: Lexicon = FULL_LEXICON) -> list[RuleCandidate]:
-    """:func:`considered` of :func:`decide_rules`."""
-    return considered(decide_rules(lines, today, lexicon))
-
-
 def _decide(doc: PreparedDocument) -> tuple[list[RuleCandidate], dict[str, RuleCandidate]]:
     """Every strategy's candidates and the best one per field."""
     label_cands, same_as = label_candidates(doc)

@@ -50,7 +50,7 @@ def hit_fields(doc: PreparedDocument, o: LabelHit) -> tuple[tuple[str, ...], flo
     if near and role is not None:
         return (), 0.0  # e.g. 被保险人联系电话: not a field of ours
     # unqualified 联系电话 / 通讯地址 belong to the policyholder (docs/schema.md); an ID of unknown role is offered to
-    # both persons' ID fields (:func:`extract.all_rule_candidates`) and never decided by the rules alone
+    # both persons' ID fields (:func:`extract.considered`) and never decided by the rules alone
     fallback = {"phone": ("policyholder_phone", 0.75), "address": ("policyholder_address", 0.75),
                 "id": (UNSURE_ID, 0.6)}
     if attr not in fallback:

@@ -1,7 +1,7 @@
 """Strategy 3: field-shaped text without a label."""
 from __future__ import annotations
 
-from stages.extraction.rules.extract import all_rule_candidates
+from stages.extraction.rules.extract import considered, decide_rules
 from tests.stages.extraction.rules.helpers import INS_ID, PH_ID, TODAY, rows, values
 
 
@@ -22,7 +22,7 @@ def test_unlabelled_ids_are_candidates_for_both_persons() -> None:
     # an ID whose owner no label names is offered to both ID fields: the learned decision picks; the rules alone
     # leave both fields empty
     lines = rows(("张三", PH_ID), ("李小四", INS_ID))
-    cands = all_rule_candidates(lines, TODAY)
+    cands = considered(decide_rules(lines, TODAY))
     for key in ("policyholder_id_number", "insured_id_number"):
         assert {c.match.value for c in cands if c.key == key} == {PH_ID, INS_ID}
     got = values(lines)
