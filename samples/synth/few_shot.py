@@ -42,4 +42,22 @@ FEW_SHOT_FAMILIES: Mapping[str, FewShotFamily] = MappingProxyType({
         "beneficiary_name": "受益人", "sum_insured": "赔付上限", "premium": "保费",
         "effective_date": "保障启动日", "expiry_date": "满期日期", "issue_date": "签单日期",
     }, ("订约人", "赔付上限", "保障启动日"), ""),
+    # label-above-value boxes; the policyholder's role word (and so its ID and phone labels), the mailing address,
+    # the sum insured, the expiry and the issue date in new wordings
+    "fs_boxes": _family("fs_boxes", "label_above", {
+        "policy_number": "保单号", "insurer": "保险公司", "product_name": "保险产品", "policyholder_name": "申请人",
+        "policyholder_id_number": "申请人证件号码", "policyholder_phone": "申请人电话",
+        "policyholder_address": "收件地址", "insured_name": "被保险人", "insured_id_number": "被保险人身份证号",
+        "beneficiary_name": "身故受益人", "sum_insured": "责任限额", "premium": "保险费",
+        "effective_date": "生效日期", "expiry_date": "保障终止日", "issue_date": "填发日期",
+    }, ("申请人", "申请人证件号码", "申请人电话", "收件地址", "责任限额", "保障终止日", "填发日期"), ""),
+    # column-header bands (the layout of the test split's held-out column tables); the policy number, the insured's
+    # role word (and so its ID label), the premium and the start date in new wordings
+    "fs_columns": _family("fs_columns", "column_table", {
+        "policy_number": "契约号码", "insurer": "保险公司", "product_name": "产品名称", "policyholder_name": "投保人",
+        "policyholder_id_number": "投保人证件号码", "policyholder_phone": "联系电话",
+        "policyholder_address": "联系地址", "insured_name": "保障对象", "insured_id_number": "保障对象证件号",
+        "beneficiary_name": "受益人", "sum_insured": "保险金额", "premium": "应缴金额",
+        "effective_date": "保障起始日", "expiry_date": "终止日期", "issue_date": "签发日期",
+    }, ("契约号码", "保障对象", "保障对象证件号", "应缴金额", "保障起始日"), ""),
 })

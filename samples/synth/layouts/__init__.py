@@ -25,3 +25,5 @@ RENDERERS: dict[str, Renderer] = {
 # few-shot families (samples.synth.few_shot), drawn only when asked for
 RENDERERS["fs_ledger"] = fs_ledger.render
 RENDERERS["fs_grid"] = ruled_table.render
+RENDERERS["fs_boxes"] = label_above.render
+RENDERERS["fs_columns"] = column_table.render
