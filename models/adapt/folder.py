@@ -18,6 +18,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from models.adapt.check import check_wordings
 from models.adapt.locate import Box, Located, box_of, occurrences, wrapped_occurrence
 from models.adapt.wordings import Finding, learn_from
 from stages.extraction.adapted import FORMAT_VERSION, MANIFEST, SCORER_SUBDIR
@@ -162,12 +163,16 @@ def _write(out: Path, manifest: dict) -> None:
     (out / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
 
 
+def _record(labels: Path, doc: LabelledDocument) -> dict:
+    return json.loads((labels / doc.name).read_text(encoding="utf-8"))
+
+
 def _refit(labels: Path, docs: Sequence[LabelledDocument], out: Path, weight: Optional[float]) -> dict[str, Any]:
     from models.adapt.refit import CORRECTION_WEIGHT, refit
     from models.scorer.train import ROWS_FILE
     from stages.contracts.registry import resolve_weights_dir
 
-    pairs = [(labels / d.name, json.loads((labels / d.name).read_text(encoding="utf-8"))) for d in docs]
+    pairs = [(labels / d.name, _record(labels, d)) for d in docs]
     synthetic = resolve_weights_dir("docpipe_scorer", None) / ROWS_FILE
     return refit(pairs, out, synthetic, CORRECTION_WEIGHT if weight is None else weight)
 
@@ -188,6 +193,8 @@ def write_adapted(labels: Path, out: Path, command: Sequence[str], extra: Option
         "wordings": wordings_json(learned),
         # too few corrections to hold some back for a calibration of its own (docs/adaptation.md)
         "calibration": {"calibrated": False, "reason": "no held-back corrections"},
+        # fields whose learned wordings read held-out corrected documents right: the shipped calibrators vouch
+        "checked": check_wordings(docs, [_record(labels, d) for d in docs]),
     }
     manifest.update(extra or {})
     manifest["seconds"] = round(time.perf_counter() - started, 3)

@@ -6,7 +6,8 @@ the layout relation that joined wording and value; the rules load them as extra 
 ERNIE-Layout fine-tune in ``ernie/`` and a refit of the learned decision's scorer in ``scorer/`` (synthetic rows
 and the corrections weighted in). Unless it records a calibration of its own, a field decided through a learned
 wording, or one the refit scorer decides otherwise than the shipped scorer, sends its document to a person
-(:data:`REASON_UNCALIBRATED`)."""
+(:data:`REASON_UNCALIBRATED`); a field in ``checked.fields`` is the exception to the first: its learned wordings
+read held-out corrected documents right (models/adapt/check.py), so the shipped calibrators vouch for it."""
 from __future__ import annotations
 
 import json
@@ -50,6 +51,11 @@ class AdaptedFolder:
     calibrated: bool  # the folder carries a calibration fitted on held-back corrections
     ernie_dir: Optional[Path]  # an ERNIE-Layout fine-tune inside the folder, if any
     scorer_dir: Optional[Path] = None  # a refit of the learned decision's scorer inside the folder, if any
+    checked: frozenset[str] = frozenset()  # fields whose learned wordings passed the held-out check
+
+    def vouched(self, key: str) -> bool:
+        """Whether a field decided through a learned wording may take the shipped calibrators' confidence."""
+        return self.calibrated or key in self.checked
 
     @property
     def pairs(self) -> tuple[tuple[str, str], ...]:
@@ -84,12 +90,17 @@ def load_adapted(path: Path) -> AdaptedFolder:
                 raise AdaptedFolderError(f"{path / MANIFEST}: unknown relation {w.relation!r}")
             wordings.append(w)
     calibration = data.get("calibration") or {}
+    checked = (data.get("checked") or {}).get("fields") or []
+    if not isinstance(checked, list) or not all(isinstance(k, str) for k in checked):
+        raise AdaptedFolderError(f"{path / MANIFEST}: 'checked.fields' must list field keys")
     ernie = path / ERNIE_SUBDIR
     scorer = path / SCORER_SUBDIR
     from stages.extraction.learned.scorer import MODEL_FILE
 
     folder = AdaptedFolder(path, tuple(wordings), bool(calibration.get("calibrated", False)),
-                           ernie if ernie.is_dir() else None, scorer if (scorer / MODEL_FILE).is_file() else None)
-    log.info("adapted folder: %d learned wordings, calibrated=%s, ernie=%s, scorer=%s", len(folder.wordings),
-             folder.calibrated, folder.ernie_dir is not None, folder.scorer_dir is not None)
+                           ernie if ernie.is_dir() else None, scorer if (scorer / MODEL_FILE).is_file() else None,
+                           frozenset(checked))
+    log.info("adapted folder: %d learned wordings, calibrated=%s, checked fields=%d, ernie=%s, scorer=%s",
+             len(folder.wordings), folder.calibrated, len(folder.checked), folder.ernie_dir is not None,
+             folder.scorer_dir is not None)
     return folder

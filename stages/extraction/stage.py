@@ -261,6 +261,12 @@ class ExtractionStage:
                                 "document_capture": capture}
         return fields, reasons, diagnostics
 
+    def _vouched(self, key: str) -> bool:
+        """A field decided through a learned wording keeps the shipped calibrators' confidence only in the learned
+        decision, and only when the folder's held-out check confirmed its wordings (docs/decisions.md: the rules
+        alone, vouched the same way, sent a wrong document through)."""
+        return self.scorer is not None and self.adapted is not None and self.adapted.vouched(key)
+
     def __call__(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page]) -> DocumentFields:
         today = date.today()
         if self.scorer is not None:
@@ -273,8 +279,9 @@ class ExtractionStage:
             flagged = {reason.split(":", 1)[1] for reason in disagree}
             fields, reasons, diagnostics = self.assembler.assemble(cands, lines, today, flag_disagreement=flagged)
         if self.adapted is not None and not self.adapted.calibrated and (any(
-                LEARNED_PREFIX in str(ev.get("how", "")) for ev in diagnostics["evidence"].values())
+                LEARNED_PREFIX in str(ev.get("how", "")) and not self._vouched(key)
+                for key, ev in diagnostics["evidence"].items())
                 or diagnostics.get("adapted_scorer", {}).get("decided_otherwise")):
-            # learned evidence, or a refit decision: the shipped calibrator never saw it
+            # learned evidence no held-out check vouched for, or a refit decision: the shipped calibrator never saw it
             reasons = [REASON_UNCALIBRATED] + reasons
         return DocumentFields(fields, reasons, diagnostics)

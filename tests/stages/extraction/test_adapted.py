@@ -1,4 +1,5 @@
-"""``extraction.model_dir`` naming an adapted folder: learned wordings used, marked uncalibrated; a folder without
+"""``extraction.model_dir`` naming an adapted folder: learned wordings used, marked uncalibrated unless their field
+passed the held-out check; a folder without
 wordings changes nothing; a manifest this runtime cannot read is refused; a refit scorer in the folder decides, and
 a field it decides otherwise than the shipped scorer is uncalibrated while the others keep the shipped confidence."""
 from __future__ import annotations
@@ -37,15 +38,17 @@ def grid_doc() -> tuple[list[list[TextLine]], list[Page], dict]:
     return [lines], [Page(0, np.zeros((truth["height"], truth["width"], 3), np.uint8))], truth
 
 
-def _folder(path: Path, wordings: dict, calibrated: bool = False) -> Path:
+def _folder(path: Path, wordings: dict, calibrated: bool = False, checked: tuple[str, ...] = ()) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     (path / MANIFEST).write_text(json.dumps({"format_version": FORMAT_VERSION, "wordings": wordings,
-                                             "calibration": {"calibrated": calibrated}}), encoding="utf-8")
+                                             "calibration": {"calibrated": calibrated},
+                                             "checked": {"fields": list(checked)}}), encoding="utf-8")
     return path
 
 
-def _run(chars: CharDict, doc, model_dir: Path | None):
-    cfg = DocpipeConfig.model_validate({"extraction": {"model_dir": str(model_dir) if model_dir else None}})
+def _run(chars: CharDict, doc, model_dir: Path | None, method: str = "learned"):
+    cfg = DocpipeConfig.model_validate({"extraction": {"model_dir": str(model_dir) if model_dir else None,
+                                                       "method": method}})
     lines, pages, _ = doc
     return ExtractionStage(cfg, chars)(lines, pages)
 
@@ -64,6 +67,20 @@ def test_learned_wordings_decide_fields_and_mark_the_document_uncalibrated(chars
     assert REASON_UNCALIBRATED not in calibrated.review_reasons
 
 
+def test_fields_whose_wordings_passed_the_held_out_check_are_vouched_for(chars, grid_doc, tmp_path) -> None:
+    wordings = {"policyholder_name": [{"wording": "订约人", "relation": "right_of", "count": 4}],
+                "sum_insured": [{"wording": "赔付上限", "relation": "right_of", "count": 4}]}
+    one = _run(chars, grid_doc, _folder(tmp_path / "one", wordings, checked=("policyholder_name",)))
+    assert REASON_UNCALIBRATED in one.review_reasons  # sum_insured, decided through an unchecked wording
+    both = _run(chars, grid_doc, _folder(tmp_path / "both", wordings, checked=("policyholder_name", "sum_insured")))
+    assert REASON_UNCALIBRATED not in both.review_reasons
+    assert both.fields == one.fields  # the check changes routing, never a value or its confidence
+    assert load_adapted(tmp_path / "both").checked == frozenset({"policyholder_name", "sum_insured"})
+    rules = _run(chars, grid_doc, tmp_path / "both", method="rules")  # the rules alone are never vouched for
+    assert rules.fields["policyholder_name"]["value"] == grid_doc[2]["fields"]["policyholder_name"]
+    assert REASON_UNCALIBRATED in rules.review_reasons
+
+
 def test_a_folder_without_wordings_changes_nothing(chars, grid_doc, tmp_path) -> None:
     plain = _run(chars, grid_doc, None)
     empty = _run(chars, grid_doc, _folder(tmp_path / "e", {}))
@@ -79,6 +96,11 @@ def test_manifests_this_runtime_cannot_read_are_refused(tmp_path) -> None:
     bad = {"x": [{"wording": "甲乙", "relation": "diagonal", "count": 1}]}
     with pytest.raises(AdaptedFolderError):
         load_adapted(_folder(tmp_path / "r", bad))
+    (tmp_path / "k").mkdir()
+    (tmp_path / "k" / MANIFEST).write_text(json.dumps({"format_version": FORMAT_VERSION, "checked": {"fields": "all"}}),
+                                           encoding="utf-8")
+    with pytest.raises(AdaptedFolderError):
+        load_adapted(tmp_path / "k")
     (tmp_path / "j").mkdir()
     (tmp_path / "j" / MANIFEST).write_text("{", encoding="utf-8")
     with pytest.raises(AdaptedFolderError):

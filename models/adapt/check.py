@@ -1,0 +1,60 @@
+"""Leave-one-out check of an adapted folder's learned wordings: each corrected document is read by the rules with
+the wordings learned from the *other* corrected documents, and every field they decide through a learned wording is
+compared with the reviewer's value. A field whose learned wordings were right on at least :data:`MIN_RIGHT` held-out
+documents and never wrong is *checked*: at run time the shipped calibrators then vouch for it
+(stages/extraction/adapted.py; docs/adaptation.md, "Routing")."""
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from datetime import date
+from typing import TYPE_CHECKING, Any, Optional, Sequence
+
+from models.adapt.refit import corrected_truth, record_lines
+from stages.extraction.rule_decision import rules_decision
+from stages.extraction.rules.extract import winners
+from stages.extraction.rules.labels import LEARNED_PREFIX
+from stages.extraction.rules.lexicon import FULL_LEXICON, extend_lexicon
+
+if TYPE_CHECKING:
+    from models.adapt.folder import LabelledDocument
+
+log = logging.getLogger(__name__)
+
+MIN_RIGHT = 3  # held-out documents a field's learned wordings must read right, none wrong (docs/decisions.md)
+METHOD = "leave_one_out"
+
+
+def check_wordings(docs: Sequence["LabelledDocument"], records: Sequence[dict], today: Optional[date] = None,
+                   ) -> dict[str, Any]:
+    """The manifest's ``checked`` entry: per field, held-out documents where the rules read it through a learned
+    wording ``right`` (the corrected value) or ``wrong`` (another value, or one where the reviewer left it empty),
+    and ``fields``: those with ``right >= MIN_RIGHT`` and ``wrong == 0``. ``records[i]`` is ``docs[i]``'s JSON."""
+    from models.adapt.folder import Learned, learn, wordings_json
+
+    today = today or date.today()
+    each = [learn([d], today=today) for d in docs]  # counts add up over documents: learned once per document
+    right: Counter = Counter()
+    wrong: Counter = Counter()
+    for i, record in enumerate(records):
+        others = [e for j, e in enumerate(each) if j != i]
+        if not others:
+            continue
+        learned = Learned(sum((e.wordings for e in others), Counter()), sum((e.fields for e in others), Counter()),
+                          sum((e.labelled for e in others), Counter()))
+        pairs = [(w["wording"], key) for key, entries in wordings_json(learned).items() for w in entries]
+        if not pairs:
+            continue
+        lines, _ = record_lines(record)
+        flat = [(pi, li, ln) for pi, page in enumerate(lines) for li, ln in enumerate(page)]
+        decision = rules_decision(flat, today, extend_lexicon(FULL_LEXICON, pairs))
+        truth = corrected_truth(record, today)
+        for key, m in winners(decision).items():
+            if m is None or not m.method.startswith(LEARNED_PREFIX) or key not in truth:
+                continue  # a field the reviewer's record does not speak for is no evidence either way
+            (right if m.value is not None and m.value == truth[key] else wrong)[key] += 1
+    keys = sorted(set(right) | set(wrong))
+    checked = [k for k in keys if right[k] >= MIN_RIGHT and not wrong[k]]
+    log.info("learned wordings checked on held-out corrections: %d fields vouched of %d read", len(checked), len(keys))
+    return {"method": METHOD, "min_right": MIN_RIGHT,
+            "per_field": {k: {"right": right[k], "wrong": wrong[k]} for k in keys}, "fields": checked}
