@@ -230,6 +230,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     extra = {"learned": ["wordings", "ernie"]} if args.ernie else None
     manifest = write_adapted(args.labels, args.out, json.loads(args.command), extra, not args.no_scorer, args.weight)
     summary = {k: manifest[k] for k in ("learned", "fields", "wordings", "seconds")}
+    summary["checked"] = manifest["checked"]["fields"]  # fields whose documents may go straight through
     if "scorer" in manifest:
         summary["scorer"] = {k: v for k, v in manifest["scorer"].items() if k in ("refit", "rows", "weights", "reason")}
     summary["documents"] = manifest["labels"]["documents"]

@@ -95,7 +95,11 @@ def test_train_labels_writes_the_manifest(ledger, tmp_path, capfd) -> None:
     assert load_adapted(tmp_path / "out").scorer_dir == tmp_path / "out" / "scorer"
     assert manifest["calibration"]["calibrated"] is False
     assert all(w["count"] >= 1 and w["relation"] for ws in manifest["wordings"].values() for w in ws)
-    assert json.loads(capfd.readouterr().out.strip().splitlines()[-1])["documents"] == 2
+    # two documents: each field's learned wordings are checked on one held-out document, too few to vouch
+    assert manifest["checked"]["method"] == "leave_one_out" and manifest["checked"]["fields"] == []
+    assert all(c["right"] <= 2 for c in manifest["checked"]["per_field"].values())
+    summary = json.loads(capfd.readouterr().out.strip().splitlines()[-1])
+    assert summary["documents"] == 2 and summary["checked"] == []
     assert not (tmp_path / "out" / "ernie").exists()
 
 
