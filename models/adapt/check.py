@@ -8,16 +8,15 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from datetime import date
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import Any, Optional, Sequence
 
+from models.adapt.labelled import LabelledDocument
+from models.adapt.learn import Learned, learn, wordings_json
 from models.adapt.refit import corrected_truth, record_lines
 from stages.extraction.rule_decision import rules_decision
 from stages.extraction.rules.extract import winners
 from stages.extraction.rules.labels import LEARNED_PREFIX
 from stages.extraction.rules.lexicon import FULL_LEXICON, extend_lexicon
-
-if TYPE_CHECKING:
-    from models.adapt.folder import LabelledDocument
 
 log = logging.getLogger(__name__)
 
@@ -25,13 +24,11 @@ MIN_RIGHT = 3  # held-out documents a field's learned wordings must read right, 
 METHOD = "leave_one_out"
 
 
-def check_wordings(docs: Sequence["LabelledDocument"], records: Sequence[dict], today: Optional[date] = None,
+def check_wordings(docs: Sequence[LabelledDocument], records: Sequence[dict], today: Optional[date] = None,
                    ) -> dict[str, Any]:
     """The manifest's ``checked`` entry: per field, held-out documents where the rules read it through a learned
     wording ``right`` (the corrected value) or ``wrong`` (another value, or one where the reviewer left it empty),
     and ``fields``: those with ``right >= MIN_RIGHT`` and ``wrong == 0``. ``records[i]`` is ``docs[i]``'s JSON."""
-    from models.adapt.folder import Learned, learn, wordings_json
-
     today = today or date.today()
     each = [learn([d], today=today) for d in docs]  # counts add up over documents: learned once per document
     right: Counter = Counter()

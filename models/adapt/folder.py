@@ -1,162 +1,25 @@
 """``docpipe train --labels DIR --out OUT`` (fast path): read a folder of corrected results, learn each field's
 label wordings and their layout relations, and write the adapted folder's manifest ``OUT/adapted.json``.
 
-The label folder is docs/labels_format.md. A field's value is looked for in the boxes the correction's span names
-(``fields.<key>.lines``: indices into ``pages[page].lines``, when the review page sent them), else anywhere in the
-document (:mod:`.locate`); the text the pipeline had read (``fields.<key>.text``) picks among several places.
-A bad or unreadable file is skipped and reported in the manifest, never fatal. Then the learned decision's scorer is
-refit with the corrections weighted in and the synthetic rows kept (:mod:`.refit`, ``OUT/scorer/``)."""
+The label folder (docs/labels_format.md) is read by :mod:`.labelled`, a bad or unreadable file skipped and reported
+in the manifest, never fatal; the wordings are learned by :mod:`.learn` and checked on held-out corrections by
+:mod:`.check`. Then the learned decision's scorer is refit with the corrections weighted in and the synthetic rows
+kept (:mod:`.refit`, ``OUT/scorer/``)."""
 from __future__ import annotations
 
 import json
 import logging
 import shutil
 import time
-from collections import Counter
-from dataclasses import dataclass, field
-from datetime import date
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from models.adapt.check import check_wordings
-from models.adapt.locate import Box, Located, box_of, occurrences, wrapped_occurrence
-from models.adapt.wordings import Finding, learn_from
+from models.adapt.labelled import LabelledDocument, read_label_folder
+from models.adapt.learn import learn, wordings_json
 from stages.extraction.adapted import FORMAT_VERSION, MANIFEST, SCORER_SUBDIR
-from stages.extraction.field_specs import FIELDS
-from stages.extraction.rules.lexicon import FULL_LEXICON, Lexicon
-from stages.postprocess.values import compact
 
 log = logging.getLogger(__name__)
-
-_SPAN_KEYS = ("lines", "line_indices", "source_lines")  # the correction's span, as the review page sends it
-_MAX_PLACES = 5
-
-
-@dataclass(frozen=True)
-class Correction:
-    key: str
-    value: str
-    text: Optional[str]  # what the pipeline had read
-    span: Optional[tuple[int, ...]]  # box indices (into the document's boxes) the reviewer pointed at
-
-
-@dataclass(frozen=True)
-class LabelledDocument:
-    name: str
-    boxes: tuple[Box, ...]
-    corrections: tuple[Correction, ...]
-
-
-@dataclass
-class Learned:
-    """Counts of (field, wording, relation) and what happened to each corrected field."""
-
-    wordings: Counter = field(default_factory=Counter)
-    fields: Counter = field(default_factory=Counter)  # known, learned, no_label, not_found
-    labelled: Counter = field(default_factory=Counter)  # per field: documents where a known or learned label was
-
-
-def _span(f: dict, page: int, offsets: Sequence[int], n_boxes: int) -> Optional[tuple[int, ...]]:
-    for k in _SPAN_KEYS:
-        raw = f.get(k)
-        if isinstance(raw, list) and raw and all(isinstance(i, int) for i in raw) and 0 <= page < len(offsets):
-            span = tuple(offsets[page] + i for i in raw if 0 <= offsets[page] + i < n_boxes)
-            return span or None
-    return None
-
-
-def parse_record(name: str, record: Any) -> LabelledDocument:
-    """A schema-v1 record with corrected values as a :class:`LabelledDocument`; ``ValueError`` if it is none."""
-    if not isinstance(record, dict) or str(record.get("schema_version")) != "1":
-        raise ValueError("not a schema-v1 record")
-    pages, fields = record.get("pages"), record.get("fields")
-    if not isinstance(pages, list) or not isinstance(fields, dict):
-        raise ValueError("no pages or fields")
-    boxes: list[Box] = []
-    offsets: list[int] = []
-    for pi, page in enumerate(pages):
-        offsets.append(len(boxes))
-        for li, line in enumerate((page or {}).get("lines") or ()):
-            b = box_of(pi, li, line.get("text", ""), line.get("polygon")) if isinstance(line, dict) else None
-            boxes.append(b if b is not None else Box(pi, li, "", 0.0, 0.0, 0.0, 0.0))
-    corrections = []
-    for key, f in fields.items():
-        if key not in FIELDS or not isinstance(f, dict) or f.get("value") in (None, ""):
-            continue
-        page = f.get("page") if isinstance(f.get("page"), int) else 0
-        text = f.get("text") if isinstance(f.get("text"), str) else None
-        corrections.append(Correction(key, str(f["value"]), text, _span(f, page, offsets, len(boxes))))
-    return LabelledDocument(name, tuple(boxes), tuple(corrections))
-
-
-def read_label_folder(folder: Path) -> tuple[list[LabelledDocument], list[dict[str, str]]]:
-    """The labelled documents of ``folder`` (JSON + an image of the same stem) and the files skipped, with why."""
-    docs: list[LabelledDocument] = []
-    skipped: list[dict[str, str]] = []
-    stems_with_image = {p.stem for p in folder.iterdir() if p.is_file() and p.suffix.lower() != ".json"}
-    for path in sorted(folder.glob("*.json")):
-        if path.stem not in stems_with_image:
-            skipped.append({"file": path.name, "reason": "no image of the same name beside it"})
-            continue
-        try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-            docs.append(parse_record(path.name, record))
-        except (OSError, ValueError) as exc:
-            skipped.append({"file": path.name, "reason": str(exc)[:200]})
-    return docs, skipped
-
-
-def _places(doc: LabelledDocument, c: Correction, today: date) -> list[Located]:
-    found = occurrences(c.key, c.value, doc.boxes, today, only=c.span)
-    if not found and c.span is not None:
-        found = occurrences(c.key, c.value, doc.boxes, today)
-    if not found and FIELDS[c.key].kind == "text":
-        wrapped = wrapped_occurrence(c.value, doc.boxes)
-        found = [wrapped] if wrapped is not None else []
-    if c.text and len(found) > 1:  # the place the pipeline had read first
-        hint = compact(c.text)
-        found.sort(key=lambda at: hint not in compact(doc.boxes[at.line].text))
-    return found[:_MAX_PLACES]
-
-
-def learn(docs: Sequence[LabelledDocument], lexicon: Lexicon = FULL_LEXICON, today: Optional[date] = None) -> Learned:
-    """Each corrected value's wording: where the lexicon already names the field at one of the value's places,
-    nothing; else the first unknown label-like text around it (:func:`models.adapt.wordings.learn_from`)."""
-    today = today or date.today()
-    out = Learned()
-    for doc in docs:
-        values = {compact(c.value) for c in doc.corrections}
-        for c in doc.corrections:
-            places = _places(doc, c, today)
-            if not places:
-                out.fields["not_found"] += 1
-                continue
-            results: list[Finding] = [f for at in places if (f := learn_from(c.key, at, doc.boxes, lexicon, values,
-                                                                              compact(c.value)))]
-            out.labelled[c.key] += bool(results)
-            if any(f.known for f in results):
-                out.fields["known"] += 1
-            elif results:
-                out.fields["learned"] += 1
-                out.wordings[(c.key, results[0].text, results[0].relation)] += 1
-            else:
-                out.fields["no_label"] += 1
-    return out
-
-
-MIN_SHARE = 0.3  # a wording must introduce the field in this share of the documents where a label did
-
-
-def wordings_json(learned: Learned) -> dict[str, list[dict[str, Any]]]:
-    """Per field, its wordings, most frequent first; a wording seen in fewer than :data:`MIN_SHARE` of the
-    documents where the field's value had a label (known or learned) is left out as noise (a stray aside in one
-    document whose OCR lost the value's labelled form)."""
-    labelled = learned.labelled
-    out: dict[str, list[dict[str, Any]]] = {}
-    for (key, text, relation), count in sorted(learned.wordings.items(), key=lambda kv: (kv[0][0], -kv[1], kv[0])):
-        if count >= MIN_SHARE * labelled[key]:
-            out.setdefault(key, []).append({"wording": text, "relation": relation, "count": count})
-    return out
 
 
 def _write(out: Path, manifest: dict) -> None:

@@ -9,7 +9,7 @@ from datetime import date
 import pytest
 
 from models.adapt.check import MIN_RIGHT, check_wordings
-from models.adapt.folder import parse_record
+from models.adapt.labelled import parse_record
 from samples.synth.document import generate_document
 from samples.synth.few_shot import FEW_SHOT_FAMILIES
 from tests.models.adapt.test_folder import _record

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from models.adapt.folder import read_label_folder, write_adapted
+from models.adapt.folder import write_adapted
+from models.adapt.labelled import read_label_folder
 from pipeline.commands import train_cmd
 from samples.synth.document import generate_document
 from samples.synth.few_shot import FEW_SHOT_FAMILIES
@@ -104,7 +105,7 @@ def test_train_labels_writes_the_manifest(ledger, tmp_path, capfd) -> None:
 
 
 def test_a_wording_seen_in_a_small_share_of_the_documents_is_left_out() -> None:
-    from models.adapt.folder import MIN_SHARE, Learned, wordings_json
+    from models.adapt.learn import MIN_SHARE, Learned, wordings_json
 
     learned = Learned()
     learned.labelled.update({"premium": 10, "insured_name": 1})

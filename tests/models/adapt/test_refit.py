@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models.adapt.folder import read_label_folder, write_adapted
+from models.adapt.folder import write_adapted
+from models.adapt.labelled import read_label_folder
 from models.adapt.refit import CORRECTION_WEIGHT, corrected_rows, corrected_truth, record_lines
 from models.scorer.fit import fit
 from models.scorer.train import ROWS_FILE, char_dict, load_rows

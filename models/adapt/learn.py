@@ -1,0 +1,79 @@
+"""Learning label wordings from corrected documents: each corrected value's place in the OCR boxes, the label-like
+text that introduces it and by which layout relation (:mod:`.wordings`), counted per field over the documents."""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any, Optional, Sequence
+
+from models.adapt.labelled import Correction, LabelledDocument
+from models.adapt.locate import Located, occurrences, wrapped_occurrence
+from models.adapt.wordings import Finding, learn_from
+from stages.extraction.field_specs import FIELDS
+from stages.extraction.rules.lexicon import FULL_LEXICON, Lexicon
+from stages.postprocess.values import compact
+
+_MAX_PLACES = 5
+
+
+@dataclass
+class Learned:
+    """Counts of (field, wording, relation) and what happened to each corrected field."""
+
+    wordings: Counter = field(default_factory=Counter)
+    fields: Counter = field(default_factory=Counter)  # known, learned, no_label, not_found
+    labelled: Counter = field(default_factory=Counter)  # per field: documents where a known or learned label was
+
+
+def _places(doc: LabelledDocument, c: Correction, today: date) -> list[Located]:
+    found = occurrences(c.key, c.value, doc.boxes, today, only=c.span)
+    if not found and c.span is not None:
+        found = occurrences(c.key, c.value, doc.boxes, today)
+    if not found and FIELDS[c.key].kind == "text":
+        wrapped = wrapped_occurrence(c.value, doc.boxes)
+        found = [wrapped] if wrapped is not None else []
+    if c.text and len(found) > 1:  # the place the pipeline had read first
+        hint = compact(c.text)
+        found.sort(key=lambda at: hint not in compact(doc.boxes[at.line].text))
+    return found[:_MAX_PLACES]
+
+
+def learn(docs: Sequence[LabelledDocument], lexicon: Lexicon = FULL_LEXICON, today: Optional[date] = None) -> Learned:
+    """Each corrected value's wording: where the lexicon already names the field at one of the value's places,
+    nothing; else the first unknown label-like text around it (:func:`models.adapt.wordings.learn_from`)."""
+    today = today or date.today()
+    out = Learned()
+    for doc in docs:
+        values = {compact(c.value) for c in doc.corrections}
+        for c in doc.corrections:
+            places = _places(doc, c, today)
+            if not places:
+                out.fields["not_found"] += 1
+                continue
+            results: list[Finding] = [f for at in places if (f := learn_from(c.key, at, doc.boxes, lexicon, values,
+                                                                              compact(c.value)))]
+            out.labelled[c.key] += bool(results)
+            if any(f.known for f in results):
+                out.fields["known"] += 1
+            elif results:
+                out.fields["learned"] += 1
+                out.wordings[(c.key, results[0].text, results[0].relation)] += 1
+            else:
+                out.fields["no_label"] += 1
+    return out
+
+
+MIN_SHARE = 0.3  # a wording must introduce the field in this share of the documents where a label did
+
+
+def wordings_json(learned: Learned) -> dict[str, list[dict[str, Any]]]:
+    """Per field, its wordings, most frequent first; a wording seen in fewer than :data:`MIN_SHARE` of the
+    documents where the field's value had a label (known or learned) is left out as noise (a stray aside in one
+    document whose OCR lost the value's labelled form)."""
+    labelled = learned.labelled
+    out: dict[str, list[dict[str, Any]]] = {}
+    for (key, text, relation), count in sorted(learned.wordings.items(), key=lambda kv: (kv[0][0], -kv[1], kv[0])):
+        if count >= MIN_SHARE * labelled[key]:
+            out.setdefault(key, []).append({"wording": text, "relation": relation, "count": count})
+    return out
