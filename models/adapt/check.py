@@ -2,7 +2,9 @@
 the wordings learned from the *other* corrected documents, and every field they decide through a learned wording is
 compared with the reviewer's value. A field whose learned wordings were right on at least :data:`MIN_RIGHT` held-out
 documents and never wrong is *checked*: at run time the shipped calibrators then vouch for it
-(stages/extraction/adapted.py; docs/adaptation.md, "Routing")."""
+(stages/extraction/adapted.py; docs/adaptation.md, "Routing"). A wording that the shipped lexicon prints inside a
+label of another field of the same kind (日期 in 生效日期 and 签发日期) is ambiguous on other layouts, whatever the
+corrected documents show: its field is never checked."""
 from __future__ import annotations
 
 import logging
@@ -13,6 +15,7 @@ from typing import Any, Optional, Sequence
 from models.adapt.labelled import LabelledDocument
 from models.adapt.learn import Learned, learn, wordings_json
 from models.adapt.refit import corrected_truth, record_lines
+from stages.extraction.field_specs import FIELDS
 from stages.extraction.rule_decision import rules_decision
 from stages.extraction.rules.extract import winners
 from stages.extraction.rules.labels import LEARNED_PREFIX
@@ -24,11 +27,19 @@ MIN_RIGHT = 3  # held-out documents a field's learned wordings must read right, 
 METHOD = "leave_one_out"
 
 
+def ambiguous(key: str, wording: str) -> bool:
+    """Whether a shipped label containing ``wording`` names another field of ``key``'s kind."""
+    kind = FIELDS[key].kind
+    return any(wording in text and any(k != key and k in FIELDS and FIELDS[k].kind == kind for k in label.fields)
+               for text, label in FULL_LEXICON.labels.items())
+
+
 def check_wordings(docs: Sequence[LabelledDocument], records: Sequence[dict], today: Optional[date] = None,
                    ) -> dict[str, Any]:
     """The manifest's ``checked`` entry: per field, held-out documents where the rules read it through a learned
     wording ``right`` (the corrected value) or ``wrong`` (another value, or one where the reviewer left it empty),
-    and ``fields``: those with ``right >= MIN_RIGHT`` and ``wrong == 0``. ``records[i]`` is ``docs[i]``'s JSON."""
+    ``ambiguous``: fields with a learned wording :func:`ambiguous` names, and ``fields``: those with
+    ``right >= MIN_RIGHT`` and ``wrong == 0``, less the ambiguous ones. ``records[i]`` is ``docs[i]``'s JSON."""
     today = today or date.today()
     each = [learn([d], today=today) for d in docs]  # counts add up over documents: learned once per document
     right: Counter = Counter()
@@ -50,8 +61,13 @@ def check_wordings(docs: Sequence[LabelledDocument], records: Sequence[dict], to
             if m is None or not m.method.startswith(LEARNED_PREFIX) or key not in truth:
                 continue  # a field the reviewer's record does not speak for is no evidence either way
             (right if m.value is not None and m.value == truth[key] else wrong)[key] += 1
+    everything = Learned(sum((e.wordings for e in each), Counter()), sum((e.fields for e in each), Counter()),
+                         sum((e.labelled for e in each), Counter()))
+    unsure = sorted({key for key, entries in wordings_json(everything).items() for w in entries
+                     if ambiguous(key, w["wording"])})
     keys = sorted(set(right) | set(wrong))
-    checked = [k for k in keys if right[k] >= MIN_RIGHT and not wrong[k]]
+    checked = [k for k in keys if right[k] >= MIN_RIGHT and not wrong[k] and k not in unsure]
     log.info("learned wordings checked on held-out corrections: %d fields vouched of %d read", len(checked), len(keys))
     return {"method": METHOD, "min_right": MIN_RIGHT,
-            "per_field": {k: {"right": right[k], "wrong": wrong[k]} for k in keys}, "fields": checked}
+            "per_field": {k: {"right": right[k], "wrong": wrong[k]} for k in keys}, "ambiguous": unsure,
+            "fields": checked}
