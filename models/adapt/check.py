@@ -12,8 +12,7 @@ from collections import Counter
 from datetime import date
 from typing import Any, Optional, Sequence
 
-from models.adapt.labelled import LabelledDocument
-from models.adapt.learn import Learned, learn, wordings_json
+from models.adapt.learn import Learned, combined, wordings_json
 from models.adapt.refit import corrected_truth, record_lines
 from stages.extraction.field_specs import FIELDS
 from stages.extraction.rule_decision import rules_decision
@@ -34,23 +33,20 @@ def ambiguous(key: str, wording: str) -> bool:
                for text, label in FULL_LEXICON.labels.items())
 
 
-def check_wordings(docs: Sequence[LabelledDocument], records: Sequence[dict], today: Optional[date] = None,
-                   ) -> dict[str, Any]:
+def check_wordings(each: Sequence[Learned], records: Sequence[dict], today: Optional[date] = None) -> dict[str, Any]:
     """The manifest's ``checked`` entry: per field, held-out documents where the rules read it through a learned
     wording ``right`` (the corrected value) or ``wrong`` (another value, or one where the reviewer left it empty),
     ``ambiguous``: fields with a learned wording :func:`ambiguous` names, and ``fields``: those with
-    ``right >= MIN_RIGHT`` and ``wrong == 0``, less the ambiguous ones. ``records[i]`` is ``docs[i]``'s JSON."""
+    ``right >= MIN_RIGHT`` and ``wrong == 0``, less the ambiguous ones. ``each[i]`` is what corrected document ``i``
+    alone taught (:func:`models.adapt.learn.learn` of it), ``records[i]`` its JSON."""
     today = today or date.today()
-    each = [learn([d], today=today) for d in docs]  # counts add up over documents: learned once per document
     right: Counter = Counter()
     wrong: Counter = Counter()
     for i, record in enumerate(records):
         others = [e for j, e in enumerate(each) if j != i]
         if not others:
             continue
-        learned = Learned(sum((e.wordings for e in others), Counter()), sum((e.fields for e in others), Counter()),
-                          sum((e.labelled for e in others), Counter()))
-        pairs = [(w["wording"], key) for key, entries in wordings_json(learned).items() for w in entries]
+        pairs = [(w["wording"], key) for key, entries in wordings_json(combined(others)).items() for w in entries]
         if not pairs:
             continue
         lines, _ = record_lines(record)
@@ -61,9 +57,7 @@ def check_wordings(docs: Sequence[LabelledDocument], records: Sequence[dict], to
             if m is None or not m.method.startswith(LEARNED_PREFIX) or key not in truth:
                 continue  # a field the reviewer's record does not speak for is no evidence either way
             (right if m.value is not None and m.value == truth[key] else wrong)[key] += 1
-    everything = Learned(sum((e.wordings for e in each), Counter()), sum((e.fields for e in each), Counter()),
-                         sum((e.labelled for e in each), Counter()))
-    unsure = sorted({key for key, entries in wordings_json(everything).items() for w in entries
+    unsure = sorted({key for key, entries in wordings_json(combined(each)).items() for w in entries
                      if ambiguous(key, w["wording"])})
     keys = sorted(set(right) | set(wrong))
     checked = [k for k in keys if right[k] >= MIN_RIGHT and not wrong[k] and k not in unsure]

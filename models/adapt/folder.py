@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from models.adapt.check import check_wordings
-from models.adapt.labelled import LabelledDocument, read_label_folder
-from models.adapt.learn import learn, wordings_json
+from models.adapt.labelled import read_label_folder
+from models.adapt.learn import combined, learn, wordings_json
 from stages.extraction.adapted import FORMAT_VERSION, MANIFEST, SCORER_SUBDIR
 
 log = logging.getLogger(__name__)
@@ -26,16 +26,11 @@ def _write(out: Path, manifest: dict) -> None:
     (out / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
 
 
-def _record(labels: Path, doc: LabelledDocument) -> dict:
-    return json.loads((labels / doc.name).read_text(encoding="utf-8"))
-
-
-def _refit(labels: Path, docs: Sequence[LabelledDocument], out: Path, weight: Optional[float]) -> dict[str, Any]:
+def _refit(pairs: Sequence[tuple[Path, dict]], out: Path, weight: Optional[float]) -> dict[str, Any]:
     from models.adapt.refit import CORRECTION_WEIGHT, refit
     from models.scorer.train import ROWS_FILE
     from stages.contracts.registry import resolve_weights_dir
 
-    pairs = [(labels / d.name, _record(labels, d)) for d in docs]
     synthetic = resolve_weights_dir("docpipe_scorer", None) / ROWS_FILE
     return refit(pairs, out, synthetic, CORRECTION_WEIGHT if weight is None else weight)
 
@@ -46,7 +41,9 @@ def write_adapted(labels: Path, out: Path, command: Sequence[str], extra: Option
     ``out/scorer/`` (:mod:`.refit`, correction rows weighing ``weight``). Returns the manifest."""
     started = time.perf_counter()
     docs, skipped = read_label_folder(labels)
-    learned = learn(docs)
+    records = [json.loads((labels / d.name).read_text(encoding="utf-8")) for d in docs]
+    each = [learn([d]) for d in docs]  # per document: the held-out check learns from all the others
+    learned = combined(each)
     manifest: dict[str, Any] = {
         "format_version": FORMAT_VERSION,
         "learned": ["wordings"],
@@ -57,7 +54,7 @@ def write_adapted(labels: Path, out: Path, command: Sequence[str], extra: Option
         # too few corrections to hold some back for a calibration of its own (docs/adaptation.md)
         "calibration": {"calibrated": False, "reason": "no held-back corrections"},
         # fields whose learned wordings read held-out corrected documents right: the shipped calibrators vouch
-        "checked": check_wordings(docs, [_record(labels, d) for d in docs]),
+        "checked": check_wordings(each, records),
     }
     manifest.update(extra or {})
     manifest["seconds"] = round(time.perf_counter() - started, 3)
@@ -65,7 +62,7 @@ def write_adapted(labels: Path, out: Path, command: Sequence[str], extra: Option
     shutil.rmtree(out / SCORER_SUBDIR, ignore_errors=True)  # never a refit of an earlier label folder
     _write(out, manifest)  # the wordings first: the refit reads the documents as the runtime will
     if scorer and docs:
-        entry = _refit(labels, docs, out, weight)
+        entry = _refit([(labels / d.name, r) for d, r in zip(docs, records)], out, weight)
         manifest["scorer"] = entry
         if entry.get("refit"):
             manifest["learned"] = list(manifest["learned"]) + ["scorer"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence
 
 from models.adapt.labelled import Correction, LabelledDocument
 from models.adapt.locate import Located, occurrences, wrapped_occurrence
@@ -24,6 +24,16 @@ class Learned:
     wordings: Counter = field(default_factory=Counter)
     fields: Counter = field(default_factory=Counter)  # known, learned, no_label, not_found
     labelled: Counter = field(default_factory=Counter)  # per field: documents where a known or learned label was
+
+
+def combined(parts: Iterable[Learned]) -> Learned:
+    """The counts of several documents' :class:`Learned` together (each count adds up over documents)."""
+    out = Learned()
+    for part in parts:
+        out.wordings.update(part.wordings)
+        out.fields.update(part.fields)
+        out.labelled.update(part.labelled)
+    return out
 
 
 def _places(doc: LabelledDocument, c: Correction, today: date) -> list[Located]:

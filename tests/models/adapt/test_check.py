@@ -10,6 +10,7 @@ import pytest
 
 from models.adapt.check import MIN_RIGHT, ambiguous, check_wordings
 from models.adapt.labelled import parse_record
+from models.adapt.learn import learn
 from samples.synth.document import generate_document
 from samples.synth.few_shot import FEW_SHOT_FAMILIES
 from tests.models.adapt.test_folder import _record
@@ -23,7 +24,8 @@ def records() -> list[dict]:
 
 
 def _check(records: list[dict]) -> dict:
-    return check_wordings([parse_record(f"d{i}.json", r) for i, r in enumerate(records)], records, TODAY)
+    each = [learn([parse_record(f"d{i}.json", r)], today=TODAY) for i, r in enumerate(records)]
+    return check_wordings(each, records, TODAY)
 
 
 def test_wordings_that_read_held_out_documents_right_vouch_for_their_fields(records) -> None:
