@@ -90,7 +90,8 @@ def load_adapted(path: Path) -> AdaptedFolder:
                 raise AdaptedFolderError(f"{path / MANIFEST}: unknown relation {w.relation!r}")
             wordings.append(w)
     calibration = data.get("calibration") or {}
-    checked = (data.get("checked") or {}).get("fields") or []
+    checked_entry = data.get("checked") or {}
+    checked = (checked_entry.get("fields") or []) if isinstance(checked_entry, dict) else None
     if not isinstance(checked, list) or not all(isinstance(k, str) for k in checked):
         raise AdaptedFolderError(f"{path / MANIFEST}: 'checked.fields' must list field keys")
     ernie = path / ERNIE_SUBDIR

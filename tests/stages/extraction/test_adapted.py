@@ -101,6 +101,10 @@ def test_manifests_this_runtime_cannot_read_are_refused(tmp_path) -> None:
                                            encoding="utf-8")
     with pytest.raises(AdaptedFolderError):
         load_adapted(tmp_path / "k")
+    (tmp_path / "k" / MANIFEST).write_text(json.dumps({"format_version": FORMAT_VERSION, "checked": ["x"]}),
+                                           encoding="utf-8")
+    with pytest.raises(AdaptedFolderError):
+        load_adapted(tmp_path / "k")
     (tmp_path / "j").mkdir()
     (tmp_path / "j" / MANIFEST).write_text("{", encoding="utf-8")
     with pytest.raises(AdaptedFolderError):
