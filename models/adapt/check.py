@@ -19,6 +19,7 @@ from stages.extraction.rule_decision import rules_decision
 from stages.extraction.rules.extract import winners
 from stages.extraction.rules.labels import LEARNED_PREFIX
 from stages.extraction.rules.lexicon import FULL_LEXICON, extend_lexicon
+from stages.extraction.rules.records import flat_lines
 
 log = logging.getLogger(__name__)
 
@@ -49,9 +50,7 @@ def check_wordings(each: Sequence[Learned], records: Sequence[dict], today: Opti
         pairs = [(w["wording"], key) for key, entries in wordings_json(combined(others)).items() for w in entries]
         if not pairs:
             continue
-        lines, _ = record_lines(record)
-        flat = [(pi, li, ln) for pi, page in enumerate(lines) for li, ln in enumerate(page)]
-        decision = rules_decision(flat, today, extend_lexicon(FULL_LEXICON, pairs))
+        decision = rules_decision(flat_lines(record_lines(record)[0]), today, extend_lexicon(FULL_LEXICON, pairs))
         truth = corrected_truth(record, today)
         for key, m in winners(decision).items():
             if m is None or not m.method.startswith(LEARNED_PREFIX) or key not in truth:

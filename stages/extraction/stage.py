@@ -18,7 +18,7 @@ from stages.extraction.hybrid import arrange_all, check_policies
 from stages.extraction.rule_decision import rules_decision
 from stages.extraction.rules import RuleMatch
 from stages.extraction.rules.extract import RulesDecision, winners
-from stages.extraction.rules.records import locate
+from stages.extraction.rules.records import flat_lines, locate
 from stages.extraction.rules.labels import LEARNED_PREFIX
 from stages.extraction.rules.lexicon import FULL_LEXICON, LabelWithholding, Lexicon, extend_lexicon, withheld_lexicon
 from stages.recognition.ctc import CharDict
@@ -137,14 +137,14 @@ class ExtractionStage:
 
     def rules_decision(self, lines: Sequence[Sequence[TextLine]], today: date) -> RulesDecision:
         """One document's rule decision (labels re-read first where configured), with the document's lexicon."""
-        flat = [(pi, li, ln) for pi, page_lines in enumerate(lines) for li, ln in enumerate(page_lines)]
+        flat = flat_lines(lines)
         lexicon = self.document_lexicon(ln.text for _, _, ln in flat)
         return rules_decision(flat, today, lexicon, self.chars if self.label_reread else None)
 
     def rules_candidates(self, lines: Sequence[Sequence[TextLine]], today: date,
                          decision: Optional[RulesDecision] = None) -> dict[str, Candidate]:
         """The rules' own choice per field, from ``decision`` (:meth:`rules_decision` of the same lines) or made."""
-        flat = [(pi, li, ln) for pi, page_lines in enumerate(lines) for li, ln in enumerate(page_lines)]
+        flat = flat_lines(lines)
         out = {}
         if decision is None:
             decision = self.rules_decision(lines, today)

@@ -9,7 +9,7 @@ from typing import Iterable, Optional, Sequence
 from stages.contracts.types import TextLine
 from stages.extraction.field_specs import FIELDS, normalize_field
 from stages.extraction.rules.extract import RulesDecision, considered
-from stages.extraction.rules.records import locate
+from stages.extraction.rules.records import flat_lines, locate
 
 CharRef = tuple[int, int, int]  # (page, line index on the page, character index in the line's text)
 
@@ -43,7 +43,7 @@ class DocLines:
 
     @staticmethod
     def build(lines: Sequence[Sequence[TextLine]], page_sizes: Sequence[tuple[float, float]]) -> "DocLines":
-        flat = tuple((pi, li, ln) for pi, page_lines in enumerate(lines) for li, ln in enumerate(page_lines))
+        flat = tuple(flat_lines(lines))
         return DocLines(flat, tuple((float(w), float(h)) for w, h in page_sizes))
 
     def line(self, ref: CharRef) -> TextLine:

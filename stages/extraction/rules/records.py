@@ -44,6 +44,11 @@ class RuleLine:
     vertical: bool = False
 
 
+def flat_lines(lines: Sequence[Sequence[Any]]) -> list[tuple[int, int, Any]]:
+    """A document's lines, page by page, as ``(page, line index on the page, line)``."""
+    return [(pi, li, ln) for pi, page_lines in enumerate(lines) for li, ln in enumerate(page_lines)]
+
+
 def rule_lines(flat: Sequence[tuple[int, int, Any]], texts: Sequence[str]) -> list[RuleLine]:
     """The rules' view of a document's OCR lines ``(page, line index, TextLine)``, each with its text from ``texts``
     (labels maybe re-read)."""
