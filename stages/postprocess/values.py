@@ -340,11 +340,28 @@ def _arabic_match(text: str) -> Optional[re.Match[str]]:
     return _ARABIC_AMOUNT.search(_fix_thousands_dots(fix_digit_lookalikes(compact(text))))
 
 
+# separators, then digits or Latin letters, right after the parsed amount: the number goes on past a separator
+# OCR doubled or misplaced (29783..80, 59.386.S8), so the digits parsed are not the whole printed amount; cents
+# of zeros after a doubled full stop (800000..00) lose nothing
+_CUT_OFF = re.compile(r"(?P<sep>[.,，。·]+)(?P<rest>[0-9A-Za-z]+)")
+
+
+def _cut_off(m: re.Match[str]) -> bool:
+    """Whether the amount ``m`` matched goes on past a separator with digits its value does not hold."""
+    c = _CUT_OFF.match(m.string, m.end())
+    return c is not None and not (set(c["sep"]) <= set(".。") and "." not in m["num"] and set(c["rest"]) == {"0"})
+
+
 def grouping_consistent(text: str) -> bool:
     """False when the first Arabic amount in ``text`` has thousands commas that do not fall every three digits
-    (``1171,455``, ``12,34``): a printed amount never has them, so a digit was misread, added or lost."""
+    (``1171,455``, ``12,34``), or goes on past a separator its parse stopped at (``29783..80``): a printed amount
+    has neither, so a digit or a separator was misread, added or lost."""
     m = _arabic_match(text)
-    if m is None or "," not in m["num"]:
+    if m is None:
+        return True
+    if _cut_off(m):
+        return False
+    if "," not in m["num"]:
         return True
     groups = m["num"].split(".")[0].rstrip(",").split(",")
     return 1 <= len(groups[0]) <= 3 and all(len(g) == 3 for g in groups[1:])

@@ -215,6 +215,26 @@ def test_thousands_commas_out_of_step_are_flagged(text: str, value: str) -> None
     assert normalize_amount(text) == Normalized(value, (ISSUE_AMOUNT_GROUPING,))
 
 
+@pytest.mark.parametrize("text, value", [
+    ("29783..80元", "29783.00"),  # a doubled full stop: the parse stops before the cents
+    ("RMB59.386.S8", "59386.00"),  # a cent digit read as a letter
+    ("¥1,000.00,2", "1000.00"),
+])
+def test_an_amount_that_goes_on_past_its_parse_is_flagged(text: str, value: str) -> None:
+    assert normalize_amount(text) == Normalized(value, (ISSUE_AMOUNT_GROUPING,))
+
+
+@pytest.mark.parametrize("text, value", [
+    ("29783.80元。", "29783.80"),
+    ("1,234.00.（大写）", "1234.00"),
+    ("¥500,000.00元/年", "500000.00"),
+    ("保费￥6.013.80", "6013.80"),  # thousands dot read as a full stop: repaired, not cut off
+    ("·.·800000..00", "800000.00"),  # a doubled full stop before zero cents loses nothing
+])
+def test_punctuation_after_a_whole_amount_is_no_issue(text: str, value: str) -> None:
+    assert normalize_amount(text) == Normalized(value)
+
+
 def test_amount_malformed_capital_falls_back_to_arabic() -> None:
     assert normalize_amount("伍伍元（¥55.00）") == Normalized("55.00")
 
