@@ -22,6 +22,7 @@ ISSUE_YEAR_RESTORED = "year_digit_restored"  # a 二 or 〇 the recognizer dropp
 ISSUE_AMOUNT = "unparseable_amount"
 ISSUE_AMOUNT_MISMATCH = "amount_mismatch"
 ISSUE_AMOUNT_GROUPING = "amount_grouping"  # thousands separators not every three digits: a digit misread or lost
+ISSUE_AMOUNT_CUT_OFF = "amount_cut_off"  # the printed amount goes on past where its parse stopped: a character misread
 ISSUE_ID_FORMAT = "id_format"
 ISSUE_ID_CHECKSUM = "id_checksum"
 ISSUE_ID_BIRTHDATE = "id_birthdate"
@@ -308,13 +309,29 @@ def _parse_cn_fraction(text: str) -> Optional[int]:
     return None if digit is not None else fen
 
 
+def _capital_run(text: str) -> Optional[re.Match[str]]:
+    """The first run of capital-amount characters in ``text`` that holds a numeral."""
+    return next((run for run in _CN_AMOUNT_RUN.finditer(compact(text)) if set(run.group()) & _CN_NUMERIC), None)
+
+
+# one character that is no amount character, then more numerals or units: a numeral or 圆 misread inside a capital
+# amount (伍拾贰万别仟元整, 柒拾万零叁拾玖园捌角肆分), which the parse stops at
+_CN_CUT_OFF = re.compile(f"[\u4e00-\u9fff](?=[{_CN_AMOUNT_CHARS}]*[{''.join(_AMOUNT_DIGITS)}{''.join(_SMALL_UNITS)}"
+                         f"{''.join(_BIG_UNITS)}角分])")
+
+
+def _capital_cut_off(m: re.Match[str]) -> bool:
+    """Whether the capital amount ``m`` stops, before its 元 or 整, at one misread character with more of it after."""
+    run = m.group()
+    if any(ch in _YUAN for ch in run) or run.endswith(tuple(_END_MARKS)):
+        return False
+    c = _CN_CUT_OFF.match(m.string, m.end())
+    return c is not None and bool(_CN_AMOUNT_RUN.match(m.string, c.end()))
+
+
 def parse_chinese_amount(text: str) -> Optional[Decimal]:
     """A Chinese-numeral amount (大写 or 小写): ``人民币伍拾万元整`` -> ``Decimal('500000.00')``; ``None`` if malformed."""
-    m = None
-    for run in _CN_AMOUNT_RUN.finditer(compact(text)):
-        if set(run.group()) & _CN_NUMERIC:
-            m = run
-            break
+    m = _capital_run(text)
     if m is None:
         return None
     if not set(m.group()) & set(_AMOUNT_DIGITS) and not set(m.group()) & set(_YUAN + "角分"):
@@ -352,16 +369,21 @@ def _cut_off(m: re.Match[str]) -> bool:
     return c is not None and not (set(c["sep"]) <= set(".。") and "." not in m["num"] and set(c["rest"]) == {"0"})
 
 
+def cut_off(text: str) -> bool:
+    """Whether the first amount of ``text`` (Arabic, else capital) goes on past where its parse stopped: after a
+    doubled or misread separator (``29783..80``) or a misread character inside a capital amount (``柒万肆仟贰佰储拾伍元``)."""
+    m = _arabic_match(text)
+    if m is not None:
+        return _cut_off(m)
+    c = _capital_run(text)
+    return c is not None and _capital_cut_off(c)
+
+
 def grouping_consistent(text: str) -> bool:
     """False when the first Arabic amount in ``text`` has thousands commas that do not fall every three digits
-    (``1171,455``, ``12,34``), or goes on past a separator its parse stopped at (``29783..80``): a printed amount
-    has neither, so a digit or a separator was misread, added or lost."""
+    (``1171,455``, ``12,34``): a printed amount never has them, so a digit was misread, added or lost."""
     m = _arabic_match(text)
-    if m is None:
-        return True
-    if _cut_off(m):
-        return False
-    if "," not in m["num"]:
+    if m is None or "," not in m["num"]:
         return True
     groups = m["num"].split(".")[0].rstrip(",").split(",")
     return 1 <= len(groups[0]) <= 3 and all(len(g) == 3 for g in groups[1:])
@@ -395,13 +417,14 @@ def normalize_amount(text: str) -> Normalized:
     capital = parse_chinese_amount(text)
     if arabic is None and capital is None:
         return Normalized(None, (ISSUE_AMOUNT,))
+    cut = (ISSUE_AMOUNT_CUT_OFF,) if cut_off(text) else ()
     if arabic is None:
         assert capital is not None
-        return Normalized(format_amount(capital))
+        return Normalized(format_amount(capital), cut)
     issues = (ISSUE_AMOUNT_MISMATCH,) if capital is not None and capital != arabic else ()
     if not grouping_consistent(text):
         issues += (ISSUE_AMOUNT_GROUPING,)
-    return Normalized(format_amount(arabic), issues)
+    return Normalized(format_amount(arabic), issues + cut)
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import pytest
 
 from stages.postprocess.values import (
     ISSUE_AMOUNT,
+    ISSUE_AMOUNT_CUT_OFF,
     ISSUE_AMOUNT_GROUPING,
     ISSUE_AMOUNT_MISMATCH,
     ISSUE_DATE,
@@ -221,7 +222,25 @@ def test_thousands_commas_out_of_step_are_flagged(text: str, value: str) -> None
     ("¥1,000.00,2", "1000.00"),
 ])
 def test_an_amount_that_goes_on_past_its_parse_is_flagged(text: str, value: str) -> None:
-    assert normalize_amount(text) == Normalized(value, (ISSUE_AMOUNT_GROUPING,))
+    assert normalize_amount(text) == Normalized(value, (ISSUE_AMOUNT_CUT_OFF,))
+
+
+@pytest.mark.parametrize("text, value", [
+    ("人民币柒万肆仟贰佰储拾伍元", "74200.00"),  # 陆 misread: the parse stops before 拾伍元
+    ("伍拾贰万别仟元整", "520000.00"),  # 捌 misread
+    ("柒拾万零叁拾玖园捌角肆分", "700039.00"),  # 圆 misread: the cents are lost
+])
+def test_a_capital_amount_broken_by_a_misread_character_is_flagged(text: str, value: str) -> None:
+    assert normalize_amount(text) == Normalized(value, (ISSUE_AMOUNT_CUT_OFF,))
+
+
+@pytest.mark.parametrize("text, value", [
+    ("伍拾万元整，保费叁仟元", "500000.00"),  # a whole amount, then another
+    ("伍拾万每份", "500000.00"),
+    ("陆仟壹佰贰拾叁元零伍分", "6123.05"),
+])
+def test_a_whole_capital_amount_is_no_cut(text: str, value: str) -> None:
+    assert normalize_amount(text) == Normalized(value)
 
 
 @pytest.mark.parametrize("text, value", [
