@@ -325,13 +325,15 @@ def _capital_cut_off(m: re.Match[str]) -> bool:
     run = m.group()
     if any(ch in _YUAN for ch in run) or run.endswith(tuple(_END_MARKS)):
         return False
-    c = _CN_CUT_OFF.match(m.string, m.end())
-    return c is not None and bool(_CN_AMOUNT_RUN.match(m.string, c.end()))
+    return _CN_CUT_OFF.match(m.string, m.end()) is not None  # its lookahead holds the rest of the amount
 
 
 def parse_chinese_amount(text: str) -> Optional[Decimal]:
     """A Chinese-numeral amount (大写 or 小写): ``人民币伍拾万元整`` -> ``Decimal('500000.00')``; ``None`` if malformed."""
-    m = _capital_run(text)
+    return _capital_value(_capital_run(text))
+
+
+def _capital_value(m: Optional[re.Match[str]]) -> Optional[Decimal]:
     if m is None:
         return None
     if not set(m.group()) & set(_AMOUNT_DIGITS) and not set(m.group()) & set(_YUAN + "角分"):
@@ -369,20 +371,9 @@ def _cut_off(m: re.Match[str]) -> bool:
     return c is not None and not (set(c["sep"]) <= set(".。") and "." not in m["num"] and set(c["rest"]) == {"0"})
 
 
-def cut_off(text: str) -> bool:
-    """Whether the first amount of ``text`` (Arabic, else capital) goes on past where its parse stopped: after a
-    doubled or misread separator (``29783..80``) or a misread character inside a capital amount (``柒万肆仟贰佰储拾伍元``)."""
-    m = _arabic_match(text)
-    if m is not None:
-        return _cut_off(m)
-    c = _capital_run(text)
-    return c is not None and _capital_cut_off(c)
-
-
-def grouping_consistent(text: str) -> bool:
-    """False when the first Arabic amount in ``text`` has thousands commas that do not fall every three digits
-    (``1171,455``, ``12,34``): a printed amount never has them, so a digit was misread, added or lost."""
-    m = _arabic_match(text)
+def _grouping_consistent(m: Optional[re.Match[str]]) -> bool:
+    """False when the Arabic amount ``m`` has thousands commas that do not fall every three digits (``1171,455``,
+    ``12,34``): a printed amount never has them, so a digit was misread, added or lost."""
     if m is None or "," not in m["num"]:
         return True
     groups = m["num"].split(".")[0].rstrip(",").split(",")
@@ -391,7 +382,10 @@ def grouping_consistent(text: str) -> bool:
 
 def parse_arabic_amount(text: str) -> Optional[Decimal]:
     """The first Arabic-numeral amount in ``text``: ``¥500,000.00`` / ``1.5万元`` / ``RMB 500000``; ``None`` if none."""
-    m = _arabic_match(text)
+    return _arabic_value(_arabic_match(text))
+
+
+def _arabic_value(m: Optional[re.Match[str]]) -> Optional[Decimal]:
     if m is None:
         return None
     num = m["num"].replace(",", "").rstrip(".")
@@ -413,16 +407,18 @@ def normalize_amount(text: str) -> Normalized:
     """Amount text -> ``"500000.00"``. Capital and Arabic forms that disagree -> ``amount_mismatch`` (Arabic wins)."""
     if not compact(text):
         return Normalized(None, (ISSUE_EMPTY,))
-    arabic = parse_arabic_amount(text)
-    capital = parse_chinese_amount(text)
+    m, run = _arabic_match(text), _capital_run(text)  # each found once: the value and the checks read them
+    arabic, capital = _arabic_value(m), _capital_value(run)
     if arabic is None and capital is None:
         return Normalized(None, (ISSUE_AMOUNT,))
-    cut = (ISSUE_AMOUNT_CUT_OFF,) if cut_off(text) else ()
+    # the first amount (Arabic, else capital) goes on past where its parse stopped
+    cut_short = _cut_off(m) if m is not None else run is not None and _capital_cut_off(run)
+    cut = (ISSUE_AMOUNT_CUT_OFF,) if cut_short else ()
     if arabic is None:
         assert capital is not None
         return Normalized(format_amount(capital), cut)
     issues = (ISSUE_AMOUNT_MISMATCH,) if capital is not None and capital != arabic else ()
-    if not grouping_consistent(text):
+    if not _grouping_consistent(m):
         issues += (ISSUE_AMOUNT_GROUPING,)
     return Normalized(format_amount(arabic), issues + cut)
 
