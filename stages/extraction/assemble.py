@@ -1,4 +1,4 @@
-"""From field candidates to the output's ``fields``: normalization, constrained CTC re-decoding,
+"""From the values proposed per field to the output's ``fields``: normalization, constrained CTC re-decoding,
 cross-field validation, calibrated confidence (evidence.py, confidence.py), polygon and the review decision
 (routing.py); the output is described in docs/schema.md.
 
@@ -16,7 +16,7 @@ import numpy as np
 
 from stages.contracts.result import polygon_json
 from stages.extraction.confidence import Calibrator
-from stages.extraction.decisions import Candidate, Decision
+from stages.extraction.decisions import Decision, Proposal
 from stages.extraction.evidence import FieldEvidence, gather
 from stages.extraction.field_specs import FIELDS
 from stages.extraction.lexicon_reread import lexicon_issues, reread
@@ -54,7 +54,7 @@ def redecode_candidates(
 
 
 class FieldAssembler:
-    """Turns candidates into the schema's ``fields`` plus review reasons (and diagnostics)."""
+    """Turns the values proposed per field into the schema's ``fields`` plus review reasons (and diagnostics)."""
 
     def __init__(
         self,
@@ -91,7 +91,7 @@ class FieldAssembler:
         self._allowed = {k: chars.encode_charset(s.charset) for k, s in FIELDS.items() if s.charset}
 
     # -- one field --------------------------------------------------------------------------------
-    def decide(self, cand: Candidate, lines: Sequence[Sequence[TextLine]], today: date) -> Decision:
+    def decide(self, cand: Proposal, lines: Sequence[Sequence[TextLine]], today: date) -> Decision:
         spec = FIELDS[cand.key]
         norm = spec.normalizer(cand.text, today)
         if self.lexicons and norm.valid:
@@ -119,7 +119,7 @@ class FieldAssembler:
 
     # -- geometry and confidence --------------------------------------------------------------------
     @staticmethod
-    def polygon(cand: Candidate, lines: Sequence[Sequence[TextLine]]) -> Optional[list[list[float]]]:
+    def polygon(cand: Proposal, lines: Sequence[Sequence[TextLine]]) -> Optional[list[list[float]]]:
         quads, boxes = [], {}
         for p, li, ci in cand.chars:
             if (p, li) not in boxes:  # one line's boxes, computed once for all its characters
@@ -137,8 +137,8 @@ class FieldAssembler:
         x1, y1 = pts.max(axis=0)
         return polygon_json(np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]]))
 
-    def choose(self, cands: Sequence[Candidate], lines: Sequence[Sequence[TextLine]], today: date) -> Optional[Decision]:
-        """The first candidate (in preference order) whose value validates, after re-decoding; else the first."""
+    def choose(self, cands: Sequence[Proposal], lines: Sequence[Sequence[TextLine]], today: date) -> Optional[Decision]:
+        """The first proposal (in preference order) whose value validates, after re-decoding; else the first."""
         first = None
         for c in cands:
             d = self.decide(c, lines, today)
@@ -149,10 +149,10 @@ class FieldAssembler:
 
     # -- the document -------------------------------------------------------------------------------
     def evidence(
-        self, d: Decision, cands: Sequence[Candidate], issues: Sequence[str], lines: Sequence[Sequence[TextLine]],
+        self, d: Decision, cands: Sequence[Proposal], issues: Sequence[str], lines: Sequence[Sequence[TextLine]],
         today: date,
     ) -> FieldEvidence:
-        c = d.candidate
+        c = d.proposal
         others = [o for o in cands if o.method != c.method]
         agree = None
         if others:
@@ -175,7 +175,7 @@ class FieldAssembler:
         return max(known) if known else None
 
     # -- the document -------------------------------------------------------------------------------
-    def decisions(self, candidates: dict[str, Sequence[Candidate]], lines: Sequence[Sequence[TextLine]],
+    def decisions(self, candidates: dict[str, Sequence[Proposal]], lines: Sequence[Sequence[TextLine]],
                   today: date) -> dict[str, Optional[Decision]]:
         """The decision per field (normalization, lexicon re-reading, re-decoding); no calibrator enters it."""
         decisions = {k: self.choose(cands, lines, today) for k, cands in candidates.items()}
@@ -184,7 +184,7 @@ class FieldAssembler:
         return decisions
 
     def assemble(
-        self, candidates: dict[str, Sequence[Candidate]], lines: Sequence[Sequence[TextLine]], today: date,
+        self, candidates: dict[str, Sequence[Proposal]], lines: Sequence[Sequence[TextLine]], today: date,
         flag_disagreement: Optional[Collection[str]] = None,
         decisions: Optional[dict[str, Optional[Decision]]] = None,
     ) -> tuple[dict[str, Any], list[str], dict[str, Any]]:
@@ -208,7 +208,7 @@ class FieldAssembler:
         calibration: dict[str, Optional[str]] = {}
         for key in FIELDS:
             d = decisions.get(key)
-            if d is None or d.normalized.value is None and not d.candidate.text:
+            if d is None or d.normalized.value is None and not d.proposal.text:
                 fields[key] = None
                 ok = self.absent_ok(key)
                 absent[key] = 1.0 if ok is None else ok
@@ -225,13 +225,13 @@ class FieldAssembler:
             calibration[key] = used
             if used is None and ev.source not in uncalibrated:
                 uncalibrated.append(ev.source)
-            page = d.candidate.chars[0][0] if d.candidate.chars else 0
+            page = d.proposal.chars[0][0] if d.proposal.chars else 0
             fields[key] = {
                 "value": d.normalized.value,
-                "text": d.candidate.text,
+                "text": d.proposal.text,
                 "confidence": conf,
                 "page": page,
-                "polygon": self.polygon(d.candidate, lines),
+                "polygon": self.polygon(d.proposal, lines),
                 "valid": d.normalized.value is not None and not issues,
                 "issues": list(issues),
             }
@@ -251,7 +251,7 @@ class FieldAssembler:
         )
         diagnostics = {
             "redecoded": redecoded,
-            "methods": {k: d.candidate.method for k, d in decisions.items() if d is not None},
+            "methods": {k: d.proposal.method for k, d in decisions.items() if d is not None},
             "calibration": calibration,  # field -> the source whose calibrator gave its confidence; None: raw score
             "evidence": evidence,
             "absent_ok": {k: round(v, 6) for k, v in absent.items()},
@@ -269,6 +269,6 @@ def _may_continue(fields: Mapping[str, Any], decisions: Mapping[str, Optional[De
         if fields.get(key) is None or d is None:
             continue
         claimed = [f["text"] for k, f in fields.items() if f is not None and k != key and f.get("text")]
-        if continuation_below(d.candidate.chars, lines, claimed) is not None:
+        if continuation_below(d.proposal.chars, lines, claimed) is not None:
             out.append(key)
     return out

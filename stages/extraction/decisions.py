@@ -1,4 +1,5 @@
-"""The records the field assembler works with: a located candidate value and the decision made on it."""
+"""The records the field assembler works with: a value proposed for a field, located on the page, and the decision
+made on it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -8,7 +9,7 @@ from stages.postprocess.values import Normalized
 
 
 @dataclass(frozen=True)
-class Candidate:
+class Proposal:
     """A field value located on the page: characters as (page, line index, char index) in reading order."""
 
     key: str
@@ -23,6 +24,6 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Decision:
-    candidate: Candidate
+    proposal: Proposal
     normalized: Normalized
     redecoded_from: Optional[str] = None  # the value text before constrained re-decoding changed it

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Literal, Mapping, Optional, Sequence
 
-from stages.extraction.assemble import Candidate
+from stages.extraction.decisions import Proposal
 from stages.extraction.field_specs import FIELDS
 
 Policy = Literal["model", "rules", "agreement"]
@@ -27,7 +27,7 @@ def check_policies(policy: Mapping[str, str]) -> None:
         raise ValueError(f"extraction.policy values must be one of {POLICIES}: {bad}")
 
 
-def _value(c: Optional[Candidate], today: date) -> Optional[str]:
+def _value(c: Optional[Proposal], today: date) -> Optional[str]:
     if c is None:
         return None
     norm = FIELDS[c.key].normalizer(c.text, today)
@@ -35,8 +35,8 @@ def _value(c: Optional[Candidate], today: date) -> Optional[str]:
 
 
 def arrange(
-    key: str, policy: Optional[str], prefer: str, model: Optional[Candidate], rules: Optional[Candidate], today: date
-) -> tuple[list[Candidate], Optional[str]]:
+    key: str, policy: Optional[str], prefer: str, model: Optional[Proposal], rules: Optional[Proposal], today: date
+) -> tuple[list[Proposal], Optional[str]]:
     """Candidates of ``key`` in the order the assembler should try them, and a review reason or None."""
     first = policy if policy in ("model", "rules") else prefer
     ordered = [c for c in ((model, rules) if first == "model" else (rules, model)) if c is not None]
@@ -49,10 +49,10 @@ def arrange(
 
 
 def arrange_all(
-    policy: Mapping[str, str], prefer: str, model: Mapping[str, Candidate], rules: Mapping[str, Candidate],
+    policy: Mapping[str, str], prefer: str, model: Mapping[str, Proposal], rules: Mapping[str, Proposal],
     today: date, keys: Sequence[str] = tuple(FIELDS),
-) -> tuple[dict[str, list[Candidate]], list[str]]:
-    cands: dict[str, list[Candidate]] = {}
+) -> tuple[dict[str, list[Proposal]], list[str]]:
+    cands: dict[str, list[Proposal]] = {}
     reasons: list[str] = []
     for k in keys:
         cands[k], reason = arrange(k, policy.get(k), prefer, model.get(k), rules.get(k), today)

@@ -15,7 +15,7 @@ from datetime import date
 from typing import Mapping, Optional, Sequence
 
 from stages.contracts.types import TextLine
-from stages.extraction.decisions import Candidate, Decision
+from stages.extraction.decisions import Decision, Proposal
 from stages.extraction.field_specs import FIELDS
 from stages.extraction.lexicon_reread import segment_log_ratio
 from stages.recognition.ctc import CharDict
@@ -38,18 +38,19 @@ def same_person(decisions: Mapping[str, Optional[Decision]], lines: Sequence[Seq
         out[key_b] = _copy(a, key_b, today)  # type: ignore[arg-type]
     elif b_ok and not a_ok:
         out[key_a] = _copy(b, key_a, today)  # type: ignore[arg-type]
-    elif a_ok and b_ok and a.normalized.value != b.normalized.value and len(a.candidate.text) == len(b.candidate.text):  # type: ignore[union-attr]
+    elif (a_ok and b_ok and a.normalized.value != b.normalized.value  # type: ignore[union-attr]
+          and len(a.proposal.text) == len(b.proposal.text)):  # type: ignore[union-attr]
         # (of equal length only: a name that lost or gained a character was cut at another place, and the frames
         # of its span cannot speak for the characters outside it)
         # how much likelier each line's frames make the other line's name than their own reading
-        a_takes_b = _log_ratio(a.candidate, b.candidate.text, lines, chars)  # type: ignore[union-attr]
-        b_takes_a = _log_ratio(b.candidate, a.candidate.text, lines, chars)  # type: ignore[union-attr]
+        a_takes_b = _log_ratio(a.proposal, b.proposal.text, lines, chars)  # type: ignore[union-attr]
+        b_takes_a = _log_ratio(b.proposal, a.proposal.text, lines, chars)  # type: ignore[union-attr]
         if a_takes_b is None or b_takes_a is None:
             return out
         if b_takes_a >= a_takes_b:
-            out[key_b] = _reread(b, a.candidate.text, today)  # type: ignore[arg-type]
+            out[key_b] = _reread(b, a.proposal.text, today)  # type: ignore[arg-type]
         else:
-            out[key_a] = _reread(a, b.candidate.text, today)  # type: ignore[arg-type]
+            out[key_a] = _reread(a, b.proposal.text, today)  # type: ignore[arg-type]
     return out
 
 
@@ -57,7 +58,7 @@ def _named(d: Optional[Decision]) -> bool:
     return d is not None and d.normalized.valid
 
 
-def _log_ratio(cand: Candidate, text: str, lines: Sequence[Sequence[TextLine]], chars: CharDict) -> Optional[float]:
+def _log_ratio(cand: Proposal, text: str, lines: Sequence[Sequence[TextLine]], chars: CharDict) -> Optional[float]:
     """log P(``text`` | the frames of ``cand``'s characters) - log P(``cand.text`` | the same frames)."""
     spots = {(p, li) for p, li, _ in cand.chars}
     if len(spots) != 1 or len(cand.chars) != len(cand.text):
@@ -72,10 +73,10 @@ def _log_ratio(cand: Candidate, text: str, lines: Sequence[Sequence[TextLine]], 
 
 def _reread(d: Decision, text: str, today: date) -> Decision:
     """``d``'s place read as ``text`` (of the same length: each character keeps its reference)."""
-    cand = replace(d.candidate, text=text)
-    return Decision(cand, FIELDS[cand.key].normalizer(text, today), redecoded_from=d.candidate.text)
+    cand = replace(d.proposal, text=text)
+    return Decision(cand, FIELDS[cand.key].normalizer(text, today), redecoded_from=d.proposal.text)
 
 
 def _copy(d: Decision, key: str, today: date) -> Decision:
-    cand = replace(d.candidate, key=key, how=HOW_SAME_PERSON)
+    cand = replace(d.proposal, key=key, how=HOW_SAME_PERSON)
     return Decision(cand, FIELDS[key].normalizer(cand.text, today))

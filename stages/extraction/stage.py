@@ -10,15 +10,15 @@ from typing import Any, Iterable, Optional, Sequence
 
 from stages.contracts.config import DocpipeConfig
 from stages.extraction.adapted import REASON_UNCALIBRATED, AdaptedFolder, is_adapted, load_adapted
-from stages.extraction.assemble import Candidate, FieldAssembler
+from stages.extraction.assemble import FieldAssembler
 from stages.extraction.confidence import calibration_folder, load_calibrators
-from stages.extraction.decisions import Decision
+from stages.extraction.decisions import Decision, Proposal
 from stages.extraction.field_specs import FIELDS, normalize_field
 from stages.extraction.hybrid import arrange_all, check_policies
 from stages.extraction.rule_decision import rules_decision
 from stages.extraction.rules import RuleMatch
 from stages.extraction.rules.extract import RulesDecision, winners
-from stages.extraction.rules.records import flat_lines, locate
+from stages.extraction.rules.records import flat_lines, match_chars
 from stages.extraction.rules.labels import LEARNED_PREFIX
 from stages.extraction.rules.lexicon import FULL_LEXICON, LabelWithholding, Lexicon, extend_lexicon, withheld_lexicon
 from stages.recognition.ctc import CharDict
@@ -31,16 +31,11 @@ SOURCES: dict[str, tuple[str, ...]] = {"rules": ("rules",), "model": ("model",),
                                       "learned": ("learned",)}
 
 
-def rule_candidate(m: RuleMatch, flat_lines: Sequence[tuple[int, int, TextLine]]) -> Candidate:
-    involved = [flat_lines[i] for i in m.line_indices]
-    pos = locate(m.text, [ln.text for _, _, ln in involved])
-    chars: tuple[tuple[int, int, int], ...] = ()
-    if pos:
-        chars = tuple((involved[k][0], involved[k][1], ci) for k, ci in pos)
-    return Candidate(m.key, m.text, chars, float(m.score), "rules", m.method, m.rivals, m.margin)
+def rule_candidate(m: RuleMatch, flat_lines: Sequence[tuple[int, int, TextLine]]) -> Proposal:
+    return Proposal(m.key, m.text, match_chars(m, flat_lines), float(m.score), "rules", m.method, m.rivals, m.margin)
 
 
-def _same_value(key: str, a: Candidate, b: Candidate, today: date) -> bool:
+def _same_value(key: str, a: Proposal, b: Proposal, today: date) -> bool:
     """One span, or two printings of one normalized value (a date printed twice, an amount in words and figures)."""
     if (a.text, a.chars) == (b.text, b.chars):
         return True
@@ -120,17 +115,17 @@ class ExtractionStage:
 
     def model_candidates(
         self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page], today: date
-    ) -> dict[str, Candidate]:
+    ) -> dict[str, Proposal]:
         from stages.extraction.ernie import Extraction, ExtractorPage
 
         assert self.model is not None
         inputs = [ExtractorPage.from_text_lines(page_lines, p.width, p.height) for page_lines, p in zip(lines, pages)]
-        best: dict[str, Candidate] = {}
+        best: dict[str, Proposal] = {}
         for pi, ex in enumerate(self.model.extract_batch(inputs)):
             if not isinstance(ex, Extraction):
                 raise RuntimeError(f"extractor failed on page {pi}: {ex.message}")
             for key, span in ex.valid_fields([ln.text for ln in lines[pi]], today).items():
-                cand = Candidate(key, span.text, tuple((pi, li, ci) for li, ci in span.chars), float(span.prob), "model")
+                cand = Proposal(key, span.text, tuple((pi, li, ci) for li, ci in span.chars), float(span.prob), "model")
                 if key not in best or cand.prob > best[key].prob:
                     best[key] = cand
         return best
@@ -142,7 +137,7 @@ class ExtractionStage:
         return rules_decision(flat, today, lexicon, self.chars if self.label_reread else None)
 
     def rules_candidates(self, lines: Sequence[Sequence[TextLine]], today: date,
-                         decision: Optional[RulesDecision] = None) -> dict[str, Candidate]:
+                         decision: Optional[RulesDecision] = None) -> dict[str, Proposal]:
         """The rules' own choice per field, from ``decision`` (:meth:`rules_decision` of the same lines) or made."""
         flat = flat_lines(lines)
         out = {}
@@ -180,12 +175,12 @@ class ExtractionStage:
                                    by_rules)
 
     def learned_candidates(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page],
-                           today: date) -> dict[str, list[Candidate]]:
+                           today: date) -> dict[str, list[Proposal]]:
         return self.learned_decision(lines, pages, today)[0]
 
     def learned_decision(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page], today: date,
                          by_rules: Optional[RulesDecision] = None,
-                         ) -> tuple[dict[str, list[Candidate]], list[str], dict[str, float]]:
+                         ) -> tuple[dict[str, list[Proposal]], list[str], dict[str, float]]:
         """The learned decision's candidate per field, the fields an adapted folder's refit scorer decides
         otherwise than the shipped scorer (another value, or empty against a value, or a value against empty), and
         the shipped decision's vacant P of the fields left empty (``learned.extract.Decided``).
@@ -229,7 +224,7 @@ class ExtractionStage:
             diagnostics["adapted_scorer"] = {"decided_otherwise": otherwise}
         return fields, reasons, diagnostics
 
-    def _with_rules_agreement(self, cands: dict[str, list[Candidate]], decisions: dict[str, Optional[Decision]],
+    def _with_rules_agreement(self, cands: dict[str, list[Proposal]], decisions: dict[str, Optional[Decision]],
                               fields: dict[str, Any],
                               lines: Sequence[Sequence[TextLine]], pages: Sequence[Page],
                               today: date, vacant: dict[str, float],

@@ -9,7 +9,7 @@ from typing import Iterable, Optional, Sequence
 from stages.contracts.types import TextLine
 from stages.extraction.field_specs import FIELDS, normalize_field
 from stages.extraction.rules.extract import RulesDecision, considered
-from stages.extraction.rules.records import flat_lines, locate
+from stages.extraction.rules.records import flat_lines, match_chars
 
 CharRef = tuple[int, int, int]  # (page, line index on the page, character index in the line's text)
 
@@ -72,17 +72,15 @@ def span_candidate(doc: DocLines, key: str, page: int, li: int, start: int, end:
 
 def rule_candidates(doc: DocLines, decision: RulesDecision) -> list[Candidate]:
     """Every candidate the rule strategies considered (:func:`~stages.extraction.rules.extract.considered`) in the
-    document's rule decision (over ``doc``'s lines as the rules read them), located in the OCR lines."""
+    document's rule decision (over ``doc``'s lines as the rules read them), with the characters each was read from."""
     out = []
     for rc in considered(decision):
         if rc.key not in FIELDS:
             continue
         m = rc.match
-        involved = [doc.flat[i] for i in m.line_indices]
-        pos = locate(m.text, [ln.text for _, _, ln in involved])
-        if not pos:
-            continue  # a value the rules rebuilt from a re-read label line: no characters to point at
-        chars = tuple((involved[k][0], involved[k][1], ci) for k, ci in pos)
+        chars = match_chars(m, doc.flat)
+        if not chars:
+            continue  # a value that holds characters of a re-read label: not the OCR's text
         out.append(Candidate(rc.key, m.text, chars, m.normalized.value, tuple(m.normalized.issues), "rules",
                              m.method, float(rc.score)))
     return out

@@ -12,7 +12,7 @@ import numpy as np
 
 from stages.contracts.fields import FIELD_KEYS
 from stages.contracts.types import TextLine
-from stages.extraction.decisions import Candidate as FieldCandidate
+from stages.extraction.decisions import Proposal
 from stages.extraction.learned.assign import RoleCells, Scored, assign, consistent, role_cells
 from stages.extraction.learned.candidates import Candidate, DocLines, merge, rule_candidates
 from stages.extraction.learned.detectors import detector_candidates
@@ -68,7 +68,7 @@ class Decided:
     per field left empty ``vacant``: the highest P among its candidates that the rest of the assignment leaves room
     for (0 where there is none), the evidence about whether it is really absent."""
 
-    fields: dict[str, list[FieldCandidate]]
+    fields: dict[str, list[Proposal]]
     vacant: dict[str, float]
 
 
@@ -98,13 +98,13 @@ def decide(dc: DocumentCandidates, scorer: Scorer) -> Decided:
         d = best_other.setdefault(s.candidate.key, {})
         d[s.candidate.value] = max(d.get(s.candidate.value, 0.0), s.p)
     chosen = {k: s for k, s in assign(scored, dc.cells).items() if s is not None}
-    out: dict[str, list[FieldCandidate]] = {}
+    out: dict[str, list[Proposal]] = {}
     for key, s in chosen.items():
         c = s.candidate
         others = [p for v, p in best_other[key].items() if v != c.value]
         how = f"{c.source}:{c.strategy}"
         if (key, c.value) in learned and not c.strategy.startswith(LEARNED_PREFIX):
             how += "+" + learned[(key, c.value)]
-        out[key] = [FieldCandidate(key, c.text, c.chars, round(s.p, 4), "learned", how,
+        out[key] = [Proposal(key, c.text, c.chars, round(s.p, 4), "learned", how,
                                    len(others), round(s.p - max(others), 4) if others else 1.0)]
     return Decided(out, vacant_p(scored, {k: s.candidate for k, s in chosen.items()}, dc.cells))

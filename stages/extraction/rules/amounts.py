@@ -28,38 +28,37 @@ def capital_run(text: str) -> Optional[tuple[int, int]]:
     return None
 
 
-def prefer_capital(text: str, n: Normalized) -> tuple[str, Normalized]:
-    """For a value holding both forms that disagree (``amount_mismatch``): the capital run and its value, with the
-    issue kept; otherwise ``text`` and ``n`` unchanged."""
+def prefer_capital(text: str, n: Normalized) -> tuple[tuple[int, int], Normalized]:
+    """For a value holding both forms that disagree (``amount_mismatch``): the span of the capital run in ``text`` and
+    its value, with the issue kept; otherwise the whole of ``text`` and ``n`` unchanged."""
     if ISSUE_AMOUNT_MISMATCH not in n.issues:
-        return text, n
+        return (0, len(text)), n
     span = capital_run(text)
     if span is None:
-        return text, n
-    run = text[span[0]:span[1]]
-    capital = parse_chinese_amount(run)
+        return (0, len(text)), n
+    capital = parse_chinese_amount(text[span[0]:span[1]])
     assert capital is not None
-    return run, Normalized(format_amount(capital), n.issues)
+    return span, Normalized(format_amount(capital), n.issues)
 
 
-def _marked_capital(text: str) -> Optional[str]:
-    """The capital amount that opens ``text`` after a marker (``(大写：…``, ``大写…``, ``(…``), if any."""
+def _marked_capital(text: str) -> Optional[tuple[int, int]]:
+    """The span of the capital amount that opens ``text`` after a marker (``(大写：…``, ``大写…``, ``(…``), if any."""
     m = _MARKER_RE.match(text)
     if m is None or not m.group():
         return None
     span = capital_run(text[m.end():])
-    return text[m.end() + span[0]:m.end() + span[1]] if span is not None and span[0] == 0 else None
+    return (m.end() + span[0], m.end() + span[1]) if span is not None and span[0] == 0 else None
 
 
-def capital_beside(doc: PreparedDocument, li: int, start: int) -> Optional[tuple[str, int]]:
+def capital_beside(doc: PreparedDocument, li: int, start: int) -> Optional[tuple[int, int, int]]:
     """A capital amount printed right after a value that ends at compact position ``start`` of box ``li``, behind a
     marker (``（大写：…）``): in the box before its next label, else opening the nearest box to its right on the same
-    row. Returns the capital's text and the index of its box."""
+    row. Returns the capital's box and its compact span there, ``(box, start, end)``."""
     line = doc.lines[li]
     end = min([o.start for o in doc.hits[li] if o.start >= start] + [len(line.comp)])
     if start < end:
         found = _marked_capital(line.comp[start:end])
-        return (found, li) if found is not None else None
+        return (li, start + found[0], start + found[1]) if found is not None else None
     if end < len(line.comp):
         return None  # a label follows in the box: what lies beyond it is another field's
     right = sorted((ln for ln in doc.live if ln is not line and same_row(ln, line) and ln.x0 >= line.x1 - line.height),
@@ -67,4 +66,4 @@ def capital_beside(doc: PreparedDocument, li: int, start: int) -> Optional[tuple
     if not right:
         return None
     found = _marked_capital(right[0].comp)
-    return (found, right[0].index) if found is not None else None
+    return (right[0].index, found[0], found[1]) if found is not None else None

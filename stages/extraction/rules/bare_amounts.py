@@ -39,7 +39,8 @@ def bare_amount_candidates(doc: PreparedDocument, best: dict[str, RuleCandidate]
         line = doc.lines[li]
         if doc.source[li] in taken or not _is_bare_amount(line.comp):
             continue
-        c = text_candidate(doc, "sum_insured", line.raw, (li,), "pattern", SCORE_BARE_AMOUNT)
+        refs = tuple(o for o, ch in zip(line.origin, line.raw) if not ch.isspace())
+        c = text_candidate(doc, "sum_insured", line.raw, refs, (li,), "pattern", SCORE_BARE_AMOUNT)
         if c is not None and c.match.value is not None and c.match.normalized.valid:
             bare.setdefault(Decimal(c.match.value), c)
     if have_sum is None and have_premium is None:

@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Optional, Sequence
 
 from stages.extraction.field_specs import FIELDS, normalize_field
 from stages.extraction.rules.amounts import prefer_capital
-from stages.extraction.rules.lines import norm_pos, raw_text
-from stages.extraction.rules.records import RuleMatch
+from stages.extraction.rules.lines import norm_pos, raw_refs, raw_text
+from stages.extraction.rules.records import RuleMatch, SourceChar
 from stages.extraction.rules.values import cut_from_spaced_word, plausibility, trim_field, trim_value
 from stages.postprocess.values import Normalized
 
@@ -56,6 +56,7 @@ def segments_candidate(doc: PreparedDocument, key: str, segments: Sequence[tuple
     text = "".join(chars)
     s, e = trim_field(key, text, *trim_value(FIELDS[key].kind, text, 0, len(text)))
     parts: list[str] = []
+    refs: list[SourceChar] = []
     lines: list[int] = []
     i = s
     while i < e:
@@ -64,6 +65,7 @@ def segments_candidate(doc: PreparedDocument, key: str, segments: Sequence[tuple
         while k < e and owner[k][0] == li:
             k += 1
         parts.append(raw_text(doc.lines[li], owner[i][1], owner[k - 1][1] + 1))
+        refs.extend(raw_refs(doc.lines[li], owner[i][1], owner[k - 1][1] + 1))
         lines.append(li)
         i = k
     raw = "".join(parts)
@@ -73,17 +75,20 @@ def segments_candidate(doc: PreparedDocument, key: str, segments: Sequence[tuple
         li, k = owner[e - 1]
         if cut_from_spaced_word(text[s:e], doc.lines[li].norm[k + 1:]):
             return None  # the first characters of a letter-spaced label, not a name
-    return text_candidate(doc, key, raw, tuple(lines), method, base)
+    return text_candidate(doc, key, raw, tuple(refs), tuple(lines), method, base)
 
 
-def text_candidate(doc: PreparedDocument, key: str, text: str, lines: tuple[int, ...], method: str,
-                   base: float, issues: tuple[str, ...] = ()) -> Optional[RuleCandidate]:
-    """Normalize and score ``text`` (read from boxes ``lines``) as a value of ``key``, with ``issues`` added to the
-    normalizer's; an amount whose capital and Arabic forms disagree is read from its capitals
-    (:func:`amounts.prefer_capital`). ``None`` if implausible."""
+def text_candidate(doc: PreparedDocument, key: str, text: str, refs: Sequence[SourceChar], lines: tuple[int, ...],
+                   method: str, base: float, issues: tuple[str, ...] = ()) -> Optional[RuleCandidate]:
+    """Normalize and score ``text`` (read from boxes ``lines``; ``refs``: the input character of each of its non-space
+    characters) as a value of ``key``, with ``issues`` added to the normalizer's; an amount whose capital and Arabic
+    forms disagree is read from its capitals (:func:`amounts.prefer_capital`). ``None`` if implausible."""
     n = normalize_field(key, text, doc.today)
     if FIELDS[key].kind == "amount":
-        text, n = prefer_capital(text, n)
+        (start, end), n = prefer_capital(text, n)
+        if (start, end) != (0, len(text)):
+            refs = _part_refs(text, refs, start, end)
+            text = text[start:end]
     if issues:
         n = Normalized(n.value, tuple(dict.fromkeys(n.issues + issues)))
     factor = plausibility(key, n, method)
@@ -91,7 +96,15 @@ def text_candidate(doc: PreparedDocument, key: str, text: str, lines: tuple[int,
         return None
     rank = min(doc.rank[li] for li in lines)
     sources = tuple(dict.fromkeys(doc.source[li] for li in lines))
-    return RuleCandidate(key, base * factor, rank, RuleMatch(key, text, sources, round(base * factor, 4), method, n))
+    return RuleCandidate(key, base * factor, rank,
+                         RuleMatch(key, text, sources, round(base * factor, 4), method, n, chars=tuple(refs)))
+
+
+def _part_refs(text: str, refs: Sequence[SourceChar], start: int, end: int) -> Sequence[SourceChar]:
+    """The references of the non-space characters of ``text[start:end]`` among those of ``text``."""
+    before = sum(not ch.isspace() for ch in text[:start])
+    inside = sum(not ch.isspace() for ch in text[start:end])
+    return refs[before:before + inside]
 
 
 def retarget(c: RuleCandidate, key: str, factor: float = 1.0) -> RuleCandidate:
@@ -99,4 +112,4 @@ def retarget(c: RuleCandidate, key: str, factor: float = 1.0) -> RuleCandidate:
     m = c.match
     score = round(c.score * factor, 4)
     return RuleCandidate(key, score, c.order, RuleMatch(key if not key.startswith("_") else m.key, m.text,
-                                                    m.line_indices, score, m.method, m.normalized))
+                                                    m.line_indices, score, m.method, m.normalized, chars=m.chars))

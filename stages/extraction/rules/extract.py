@@ -108,7 +108,7 @@ def _decide(doc: PreparedDocument) -> tuple[list[RuleCandidate], dict[str, RuleC
             m = source.match
             best[key] = RuleCandidate(key, source.score * 0.95, source.order,
                                   RuleMatch(key, m.text, m.line_indices, round(m.score * 0.95, 4),
-                                            "same_as_policyholder", m.normalized))
+                                            "same_as_policyholder", m.normalized, chars=m.chars))
     return cands, best
 
 

@@ -18,7 +18,16 @@ from stages.extraction.rules.candidates import (
 )
 from stages.extraction.rules.document import PreparedDocument
 from stages.extraction.rules.lexicon import ROLE_FIELDS, SAME_AS_POLICYHOLDER
-from stages.extraction.rules.lines import LineBox, Segments, content_start, is_list_item, norm_pos, same_row, x_at
+from stages.extraction.rules.lines import (
+    LineBox,
+    Segments,
+    content_start,
+    is_list_item,
+    norm_pos,
+    raw_refs,
+    same_row,
+    x_at,
+)
 from stages.extraction.rules.neighbours import below, right_of, row_run
 from stages.extraction.rules.occurrences import LabelHit, skip_connectors
 from stages.extraction.rules.roles import resolve_role
@@ -183,8 +192,11 @@ def _checked_against_capital(doc: PreparedDocument, c: RuleCandidate, last: tupl
     found = capital_beside(doc, last[0], last[2])
     if found is None:
         return c
-    text, box = found
-    alt = text_candidate(doc, c.key, text, (box,), c.match.method, base, issues=(ISSUE_AMOUNT_MISMATCH,))
+    box, cs, ce = found
+    line = doc.lines[box]
+    refs = raw_refs(line, line.comp_to_norm[cs], line.comp_to_norm[ce - 1] + 1)
+    alt = text_candidate(doc, c.key, line.comp[cs:ce], refs, (box,), c.match.method, base,
+                         issues=(ISSUE_AMOUNT_MISMATCH,))
     return c if alt is None or alt.match.value == c.match.value else alt
 
 

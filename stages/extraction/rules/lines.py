@@ -11,7 +11,7 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
-from stages.extraction.rules.records import OcrLineLike
+from stages.extraction.rules.records import SourceChar, OcrLineLike
 from stages.layout import Extent, RowBox, deskew, reading_order
 
 MAX_SKEW = np.radians(15)  # a page whose text lies at a larger angle is read as it lies
@@ -28,7 +28,8 @@ CJK_RE = re.compile(r"[\u4e00-\u9fff]")
 @dataclass(frozen=True)
 class LineBox(Extent):
     """One text box of the page: raw text, NFKC text (``norm``) and compact text (``comp``, whitespace removed), each
-    with a map back, and its extent in the page's deskewed frame."""
+    with a map back, its extent in the page's deskewed frame, and where each raw character comes from (``origin``:
+    the index of the input line and the character's index in that line's text)."""
 
     index: int
     page: int
@@ -41,6 +42,7 @@ class LineBox(Extent):
     y0: float
     x1: float
     y1: float
+    origin: tuple[SourceChar, ...] = ()
 
 
 def points_of(line: OcrLineLike) -> np.ndarray:
@@ -62,7 +64,8 @@ def prepare_line(index: int, line: OcrLineLike, angle: float = 0.0) -> LineBox:
     comp = "".join(norm[i] for i in comp_to_norm)
     pts = deskew(points_of(line), angle)
     return LineBox(index, int(getattr(line, "page", 0) or 0), raw, norm, tuple(norm_to_raw), comp, comp_to_norm,
-                   float(pts[:, 0].min()), float(pts[:, 1].min()), float(pts[:, 0].max()), float(pts[:, 1].max()))
+                   float(pts[:, 0].min()), float(pts[:, 1].min()), float(pts[:, 0].max()), float(pts[:, 1].max()),
+                   tuple((index, i) for i in range(len(raw))))
 
 
 _GAP_RE = re.compile(r"\s{2,}")
@@ -122,7 +125,7 @@ def _slice(line: LineBox, a: int, b: int) -> LineBox:
     r1 = line.norm_to_raw[b - 1] + 1
     return LineBox(line.index, line.page, line.raw[r0:r1], seg,
                    tuple(k - r0 for k in line.norm_to_raw[a:b]), "".join(seg[i] for i in comp_to_norm),
-                   comp_to_norm, x0, line.y0, x1, line.y1)
+                   comp_to_norm, x0, line.y0, x1, line.y1, line.origin[r0:r1])
 
 
 def raw_text(line: LineBox, n0: int, n1: int) -> str:
@@ -130,6 +133,15 @@ def raw_text(line: LineBox, n0: int, n1: int) -> str:
     if n1 <= n0:
         return ""
     return line.raw[line.norm_to_raw[n0]: line.norm_to_raw[n1 - 1] + 1]
+
+
+def raw_refs(line: LineBox, n0: int, n1: int) -> tuple[SourceChar, ...]:
+    """Where the non-space raw characters behind NFKC span ``[n0, n1)`` come from, in order (one per non-space
+    character of :func:`raw_text`)."""
+    if n1 <= n0:
+        return ()
+    r0, r1 = line.norm_to_raw[n0], line.norm_to_raw[n1 - 1] + 1
+    return tuple(line.origin[r] for r in range(r0, r1) if not line.raw[r].isspace())
 
 
 def comp_pos(line: LineBox, norm_pos: int) -> int:
@@ -228,7 +240,8 @@ def merge_wrapped_labels(lines: list[LineBox], labels: re.Pattern) -> tuple[list
             head.index, head.page, head.raw + tail.raw, head.norm + tail.norm,
             head.norm_to_raw + tuple(len(head.raw) + k for k in tail.norm_to_raw),
             head.comp + tail.comp, head.comp_to_norm + tuple(len(head.norm) + k for k in tail.comp_to_norm),
-            min(head.x0, tail.x0), min(head.y0, tail.y0), max(head.x1, tail.x1), max(head.y1, tail.y1))
+            min(head.x0, tail.x0), min(head.y0, tail.y0), max(head.x1, tail.x1), max(head.y1, tail.y1),
+            head.origin + tail.origin)
     return out, dead
 
 

@@ -14,7 +14,7 @@ from stages.extraction.rules.candidates import (
 )
 from stages.extraction.rules.document import PreparedDocument
 from stages.extraction.rules.lexicon import DISTRACTOR_WORDS, ROLE_FIELDS, LabelDef
-from stages.extraction.rules.lines import comp_pos, raw_text
+from stages.extraction.rules.lines import comp_pos, raw_refs, raw_text
 from stages.extraction.rules.occurrences import LabelHit
 from stages.extraction.rules.roles import resolve_role
 from stages.postprocess.values import date_spans
@@ -54,7 +54,8 @@ def pattern_candidates(doc: PreparedDocument) -> list[RuleCandidate]:
                 cs = comp_pos(line, m.start())
                 probe = LabelHit(li, cs, cs, LabelDef("", "attr", attr="phone"), True, cs)
                 if resolve_role(doc, probe)[0] in ("policyholder", None):
-                    c = text_candidate(doc, "policyholder_phone", raw_text(line, m.start(), m.end()), (li,),
+                    c = text_candidate(doc, "policyholder_phone", raw_text(line, m.start(), m.end()),
+                                       raw_refs(line, m.start(), m.end()), (li,),
                                        "pattern", SCORE_PATTERN)
                     if c is not None:
                         out.append(c)
@@ -63,7 +64,8 @@ def pattern_candidates(doc: PreparedDocument) -> list[RuleCandidate]:
                 spans = date_spans(line.norm)
                 if len(spans) == 1:
                     s, e = spans[0]
-                    c = text_candidate(doc, key, raw_text(line, s, e), (li,), "pattern", SCORE_PATTERN)
+                    c = text_candidate(doc, key, raw_text(line, s, e), raw_refs(line, s, e), (li,), "pattern",
+                                       SCORE_PATTERN)
                     if c is not None:
                         out.append(c)
     for li, s, e in unknown_ids:

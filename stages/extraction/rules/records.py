@@ -9,6 +9,9 @@ import numpy as np
 from stages.postprocess.values import Normalized
 
 
+SourceChar = tuple[int, int]  # a character of the rules' input: (index of its line, index in that line's text)
+
+
 class OcrLineLike(Protocol):
     """What the extractor reads from a line: ``text`` and a 4x2 ``polygon`` in page pixels.
 
@@ -56,18 +59,13 @@ def rule_lines(flat: Sequence[tuple[int, int, Any]], texts: Sequence[str]) -> li
             for text, (pi, _, ln) in zip(texts, flat)]
 
 
-def locate(text: str, line_texts: Sequence[str]) -> Optional[list[tuple[int, int]]]:
-    """Where ``text`` sits in the concatenation of ``line_texts``, ignoring whitespace on both sides:
-    ``(line, char)`` positions of its non-space characters, or None."""
-    flat = [(li, ci, ch) for li, t in enumerate(line_texts) for ci, ch in enumerate(t) if not ch.isspace()]
-    hay = "".join(ch for _, _, ch in flat)
-    needle = "".join(text.split())
-    if not needle:
-        return None
-    at = hay.find(needle)
-    if at < 0:
-        return None
-    return [(li, ci) for li, ci, _ in flat[at : at + len(needle)]]
+def match_chars(m: "RuleMatch", flat: Sequence[tuple[int, int, Any]]) -> tuple[tuple[int, int, int], ...]:
+    """The characters of a match in the OCR lines, ``(page, line index on the page, character index)``: its ``chars``
+    through ``flat``, the rules' input lines as :func:`flat_lines` gives them. Empty when the OCR text there is not
+    the match's text (a value that holds characters of a label the rules read again, docs/extraction.md)."""
+    refs = tuple((flat[li][0], flat[li][1], ci) for li, ci in m.chars)
+    read = "".join(flat[li][2].text[ci] for li, ci in m.chars)
+    return refs if refs and read == "".join(m.text.split()) else ()
 
 
 def lines_from_records(records: Iterable[Mapping[str, Any]], page: Optional[int] = None) -> list[OcrLine]:
@@ -81,7 +79,8 @@ def lines_from_records(records: Iterable[Mapping[str, Any]], page: Optional[int]
 
 @dataclass(frozen=True)
 class RuleMatch:
-    """One field found by the rules: the value text as read, where it was, how, and its normalization."""
+    """One field found by the rules: the value text as read, where it was (the input lines, and ``chars``: the
+    input character of each non-space character of ``text``, in order), how, and its normalization."""
 
     key: str
     text: str
@@ -93,6 +92,7 @@ class RuleMatch:
     # the best of them scored below this one (1.0 when there is none)
     rivals: int = 0
     margin: float = 1.0
+    chars: tuple[SourceChar, ...] = ()
 
     @property
     def value(self) -> Optional[str]:

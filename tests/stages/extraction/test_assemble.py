@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from stages.contracts.registry import resolve_model
-from stages.extraction.assemble import Candidate, FieldAssembler
+from stages.extraction.assemble import FieldAssembler
+from stages.extraction.decisions import Proposal
 from stages.postprocess.values import id_check_char
 from stages.recognition.ctc import CharDict
 from stages.contracts.types import FrameProbs, TextLine
@@ -47,8 +48,8 @@ def _line(chars: CharDict, text: str, confusions: dict[int, tuple[str, float]]) 
     return TextLine(text=text, score=0.9, polygon=poly, char_probs=tuple([0.9] * len(text)), char_u=u, frame_probs=fp)
 
 
-def _cand(text: str) -> Candidate:
-    return Candidate("policyholder_id_number", text, tuple((0, 0, i) for i in range(len(text))), 0.95, "model")
+def _cand(text: str) -> Proposal:
+    return Proposal("policyholder_id_number", text, tuple((0, 0, i) for i in range(len(text))), 0.95, "model")
 
 
 def test_redecoding_fixes_a_hesitant_digit(chars):
@@ -77,7 +78,7 @@ def test_redecoding_leaves_a_confidently_wrong_id_invalid(chars):
 def test_an_amount_with_commas_out_of_step_is_redecoded_when_a_digit_was_doubtful(chars):
     # "1171,455元": the first 1 is one the recognizer nearly read as nothing; 171,455 is the reading that groups
     line = _line(chars, "1171,455元", {0: ("", 0.4)})
-    cand = Candidate("premium", "1171,455元", tuple((0, 0, i) for i in range(9)), 0.95, "rules")
+    cand = Proposal("premium", "1171,455元", tuple((0, 0, i) for i in range(9)), 0.95, "rules")
     d = FieldAssembler(chars, 0.5, ()).decide(cand, [[line]], TODAY)
     assert d.normalized.value == "171455.00" and d.normalized.valid and d.redecoded_from == "1171,455元"
     sure = _line(chars, "1171,455元", {})
@@ -111,10 +112,10 @@ def test_first_valid_candidate_wins(chars):
     bad = good[:-1] + ("0" if good[-1] != "0" else "1")
     l_bad, l_good = _line(chars, bad, {}), _line(chars, good, {})
     asm = FieldAssembler(chars, 0.5, ())
-    c_bad = Candidate("policyholder_id_number", bad, tuple((0, 0, i) for i in range(18)), 0.9, "rules")
-    c_good = Candidate("policyholder_id_number", good, tuple((0, 1, i) for i in range(18)), 0.9, "model")
+    c_bad = Proposal("policyholder_id_number", bad, tuple((0, 0, i) for i in range(18)), 0.9, "rules")
+    c_good = Proposal("policyholder_id_number", good, tuple((0, 1, i) for i in range(18)), 0.9, "model")
     d = asm.choose([c_bad, c_good], [[l_bad, l_good]], TODAY)
-    assert d.candidate.method == "model" and d.normalized.value == good
+    assert d.proposal.method == "model" and d.normalized.value == good
 
 
 def test_weak_or_contested_values_go_to_review_with_their_reason(chars):
@@ -123,14 +124,14 @@ def test_weak_or_contested_values_go_to_review_with_their_reason(chars):
     asm = FieldAssembler(chars, 0.0, (), min_score=0.4, min_margin=0.1)
     at = tuple((0, 0, i) for i in range(18))
     cases = {
-        "weak_evidence": Candidate("policyholder_id_number", good, at, 0.36, "rules", "pattern"),
-        "close_rival": Candidate("policyholder_id_number", good, at, 0.85, "rules", "label", rivals=1, margin=0.05),
+        "weak_evidence": Proposal("policyholder_id_number", good, at, 0.36, "rules", "pattern"),
+        "close_rival": Proposal("policyholder_id_number", good, at, 0.85, "rules", "label", rivals=1, margin=0.05),
     }
     for reason, cand in cases.items():
         _, reasons, diag = asm.assemble({"policyholder_id_number": [cand]}, [[line]], TODAY)
         assert f"{reason}:policyholder_id_number" in reasons
         assert f"{reason}:policyholder_id_number" in diag["routing"]["hard_reasons"]
-    sure = Candidate("policyholder_id_number", good, at, 0.85, "rules", "label", rivals=1, margin=0.4)
+    sure = Proposal("policyholder_id_number", good, at, 0.85, "rules", "label", rivals=1, margin=0.4)
     _, reasons, _ = asm.assemble({"policyholder_id_number": [sure]}, [[line]], TODAY)
     assert not any(r.startswith(("weak_evidence", "close_rival")) for r in reasons)
 
@@ -140,7 +141,7 @@ def test_an_address_that_text_below_may_continue_goes_to_review(chars):
 
     label, address = "住址：", "四川省成都市武侯区人民路652号和谐家园10栋6单"
     lines = [[line(label + address, 50, 100), line("元1702室", 110, 130)]]
-    cand = Candidate("policyholder_address", address, tuple((0, 0, len(label) + i) for i in range(len(address))),
+    cand = Proposal("policyholder_address", address, tuple((0, 0, len(label) + i) for i in range(len(address))),
                      0.95, "model")
     fields, reasons, _ = FieldAssembler(chars, 0.5, ()).assemble({"policyholder_address": [cand]}, lines, TODAY)
     assert fields["policyholder_address"]["value"] and "may_continue:policyholder_address" in reasons

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from stages.contracts.registry import resolve_model
-from stages.extraction.assemble import Candidate, FieldAssembler
+from stages.extraction.assemble import FieldAssembler
+from stages.extraction.decisions import Proposal
 from stages.extraction.adapted import MANIFEST
 from stages.extraction.confidence import (
     Calibrator, calibration_file, calibration_folder, load_calibrator, load_calibrators,
@@ -106,8 +107,8 @@ def test_runtime_features_are_those_the_fit_reads(cal, chars):
     lines = [[_line("张三", [0.99, 0.6]), _line("2026年1月2日", [0.9] * 10)]]
     asm = FieldAssembler(chars, 0.5, (), calibrators={"rules": cal}, max_error_rate=0.01)
     cands = {
-        "policyholder_name": [Candidate("policyholder_name", "张三", ((0, 0, 0), (0, 0, 1)), 0.9, "rules", "label", 1, 0.2)],
-        "issue_date": [Candidate("issue_date", "2026年1月2日", tuple((0, 1, i) for i in range(10)), 0.75, "rules", "label")],
+        "policyholder_name": [Proposal("policyholder_name", "张三", ((0, 0, 0), (0, 0, 1)), 0.9, "rules", "label", 1, 0.2)],
+        "issue_date": [Proposal("issue_date", "2026年1月2日", tuple((0, 1, i) for i in range(10)), 0.75, "rules", "label")],
     }
     fields, reasons, diag = asm.assemble(cands, lines, TODAY)
     ev = FieldEvidence.from_dict(json.loads(json.dumps(diag["evidence"]["policyholder_name"], ensure_ascii=False)))
@@ -133,7 +134,7 @@ def test_a_missing_field_is_a_review_reason(cal, chars):
     """A required field not found is always a reason; a field that is usually present when not found (the
     shipped calibrator's P(really absent) for issue_date is below 1 - the risk target) is one too."""
     lines = [[_line("张三", [0.999, 0.999])]]
-    name = Candidate("policyholder_name", "张三", ((0, 0, 0), (0, 0, 1)), 0.9, "rules", "label")
+    name = Proposal("policyholder_name", "张三", ((0, 0, 0), (0, 0, 1)), 0.9, "rules", "label")
     asm = FieldAssembler(chars, 0.5, ("insured_name",), calibrators={"rules": cal}, max_error_rate=0.08)
     _, reasons, diag = asm.assemble({"policyholder_name": [name]}, lines, TODAY)
     assert "missing:insured_name" in reasons and "missing:insured_name" in diag["routing"]["hard_reasons"]
@@ -143,9 +144,9 @@ def test_a_missing_field_is_a_review_reason(cal, chars):
 
 def test_extractor_agreement_is_evidence_and_disagreement_a_reason(cal, chars):
     lines = [[_line("张三李四", [0.99] * 4)]]
-    rules = Candidate("policyholder_name", "张三", ((0, 0, 0), (0, 0, 1)), 0.85, "rules", "label_right")
-    same = Candidate("policyholder_name", "张三", ((0, 0, 0), (0, 0, 1)), 0.9, "model")
-    other = Candidate("policyholder_name", "李四", ((0, 0, 2), (0, 0, 3)), 0.9, "model")
+    rules = Proposal("policyholder_name", "张三", ((0, 0, 0), (0, 0, 1)), 0.85, "rules", "label_right")
+    same = Proposal("policyholder_name", "张三", ((0, 0, 0), (0, 0, 1)), 0.9, "model")
+    other = Proposal("policyholder_name", "李四", ((0, 0, 2), (0, 0, 3)), 0.9, "model")
     asm = FieldAssembler(chars, 0.5, (), calibrators={"rules": cal}, max_error_rate=0.08)
     f1, r1, d1 = asm.assemble({"policyholder_name": [rules, same]}, lines, TODAY)
     f2, r2, d2 = asm.assemble({"policyholder_name": [rules, other]}, lines, TODAY)
@@ -159,7 +160,7 @@ def test_extractor_agreement_is_evidence_and_disagreement_a_reason(cal, chars):
 # -- one calibrator per decision source -------------------------------------------------------------------------
 def _name_doc():
     lines = [[_line("张三", [0.999, 0.999])]]
-    return lines, lambda method: Candidate("policyholder_name", "张三", ((0, 0, 0), (0, 0, 1)), 0.9, method, "label")
+    return lines, lambda method: Proposal("policyholder_name", "张三", ((0, 0, 0), (0, 0, 1)), 0.9, method, "label")
 
 
 def test_a_field_decided_by_an_uncalibrated_source_is_never_straight_through(cal, chars):

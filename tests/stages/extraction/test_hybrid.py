@@ -5,14 +5,14 @@ from datetime import date
 
 import pytest
 
-from stages.extraction.assemble import Candidate
+from stages.extraction.decisions import Proposal
 from stages.extraction.hybrid import arrange, arrange_all, check_policies
 
 TODAY = date(2026, 11, 30)
 
 
-def cand(key: str, text: str, method: str) -> Candidate:
-    return Candidate(key, text, (), 0.9, method)
+def cand(key: str, text: str, method: str) -> Proposal:
+    return Proposal(key, text, (), 0.9, method)
 
 
 def test_policy_orders_candidates() -> None:

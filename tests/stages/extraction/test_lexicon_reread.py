@@ -5,7 +5,8 @@ from datetime import date
 import pytest
 
 from stages.contracts.registry import resolve_model
-from stages.extraction.assemble import Candidate, FieldAssembler
+from stages.extraction.assemble import FieldAssembler
+from stages.extraction.decisions import Proposal
 from stages.extraction.lexicon_reread import apply_edits, reread
 from stages.recognition.ctc import CharDict
 from tests.stages.extraction.test_assemble import _line
@@ -115,7 +116,7 @@ def test_apply_edits_substitutes_and_deletes_with_their_references():
 
 def test_assembler_records_the_reading_it_replaced(chars):
     line = _line(chars, "间斌凯", {0: ("陶", 0.15)})
-    cand = Candidate("policyholder_name", "间斌凯", _refs("间斌凯"), 0.95, "rules")
+    cand = Proposal("policyholder_name", "间斌凯", _refs("间斌凯"), 0.95, "rules")
     d = FieldAssembler(chars, 0.5, ()).decide(cand, [[line]], TODAY)
     assert d.normalized.value == "陶斌凯" and d.redecoded_from == "间斌凯"
     d = FieldAssembler(chars, 0.5, (), lexicons=False).decide(cand, [[line]], TODAY)
@@ -134,7 +135,7 @@ def test_a_name_with_no_listed_surname_is_flagged():
 
 def test_assembled_field_with_an_unknown_surname_is_invalid(chars):
     line = _line(chars, "被保险人", {})
-    cand = Candidate("policyholder_name", "被保险人", _refs("被保险人"), 0.95, "rules")
+    cand = Proposal("policyholder_name", "被保险人", _refs("被保险人"), 0.95, "rules")
     fields, reasons, _ = FieldAssembler(chars, 0.5, ()).assemble({"policyholder_name": [cand]}, [[line]], TODAY)
     assert fields["policyholder_name"]["value"] == "被保险人" and not fields["policyholder_name"]["valid"]
     assert "surname_unknown" in fields["policyholder_name"]["issues"]

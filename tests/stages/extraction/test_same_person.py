@@ -4,7 +4,7 @@ from datetime import date
 import pytest
 
 from stages.contracts.registry import resolve_model
-from stages.extraction.decisions import Candidate, Decision
+from stages.extraction.decisions import Decision, Proposal
 from stages.extraction.field_specs import FIELDS
 from stages.extraction.same_person import same_person
 from stages.recognition.ctc import CharDict
@@ -19,7 +19,7 @@ def chars() -> CharDict:
 
 
 def _decision(key: str, text: str, line: int) -> Decision:
-    cand = Candidate(key, text, tuple((0, line, i) for i in range(len(text))), 0.9, "rules", "label")
+    cand = Proposal(key, text, tuple((0, line, i) for i in range(len(text))), 0.9, "rules", "label")
     return Decision(cand, FIELDS[key].normalizer(text, TODAY))
 
 
@@ -53,7 +53,7 @@ def test_the_reading_both_lines_make_likelier_wins(chars):
 def test_a_missing_name_is_filled_from_the_same_person():
     out = same_person(_decisions("宋涛", None), [[]], None, TODAY)  # no frames needed
     assert out["insured_name"].normalized.value == "宋涛"
-    assert out["insured_name"].candidate.how == "same_as_policyholder"
+    assert out["insured_name"].proposal.how == "same_as_policyholder"
 
 
 def test_different_ids_or_names_of_different_length_stay(chars):

@@ -11,7 +11,7 @@ import pytest
 from stages.contracts.config import DocpipeConfig
 from stages.contracts.registry import resolve_model
 from stages.contracts.types import Page, TextLine
-from stages.extraction.assemble import Candidate
+from stages.extraction.decisions import Proposal
 from stages.extraction.stage import ExtractionStage
 from stages.recognition.ctc import CharDict
 
@@ -39,14 +39,14 @@ def test_agreement_flags_disagreement_and_model_policy_takes_the_model(page_line
     lines, pages, truth = page_lines
     want = truth["fields"]["premium"]
     assert want is not None
-    wrong = Candidate("premium", "1234.00", (), 0.9, "model")
+    wrong = Proposal("premium", "1234.00", (), 0.9, "model")
     fields, reasons, _ = astuple(_stage({"premium": "agreement"}, monkeypatch, {"premium": wrong})(lines, pages))
     assert fields["premium"]["value"] == want  # rules first
     assert "extractors_disagree:premium" in reasons
     fields, reasons, _ = astuple(_stage({"premium": "model"}, monkeypatch, {"premium": wrong})(lines, pages))
     assert fields["premium"]["value"] == "1234.00"
     assert not any(r.startswith("extractors_disagree") for r in reasons)
-    same = Candidate("premium", want, (), 0.9, "model")
+    same = Proposal("premium", want, (), 0.9, "model")
     _, reasons, _ = astuple(_stage({"premium": "agreement"}, monkeypatch, {"premium": same})(lines, pages))
     assert "extractors_disagree:premium" not in reasons
 

@@ -15,10 +15,10 @@ def test_capital_run() -> None:
 
 def test_prefer_capital_only_when_the_forms_disagree() -> None:
     text = "人民币捌仟柒佰陆拾元整（¥87.60）"
-    assert prefer_capital(text, Normalized("87.60", ("amount_mismatch",))) == (
-        "捌仟柒佰陆拾元整", Normalized("8760.00", ("amount_mismatch",)))
+    span, n = prefer_capital(text, Normalized("87.60", ("amount_mismatch",)))
+    assert text[span[0]:span[1]] == "捌仟柒佰陆拾元整" and n == Normalized("8760.00", ("amount_mismatch",))
     agree = Normalized("8760.00")
-    assert prefer_capital("捌仟柒佰陆拾元整（¥8,760.00）", agree) == ("捌仟柒佰陆拾元整（¥8,760.00）", agree)
+    assert prefer_capital("捌仟柒佰陆拾元整（¥8,760.00）", agree) == ((0, 19), agree)
 
 
 def test_capital_in_the_value_wins_and_the_mismatch_is_kept() -> None:
