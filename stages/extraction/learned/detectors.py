@@ -34,7 +34,10 @@ CODE_RE = re.compile(r"(?<![0-9A-Za-z\-])[0-9A-Z][0-9A-Z\-]{7,29}(?![0-9A-Za-z\-
 # a run of text between separators (spaces, colons, brackets and sentence punctuation)
 SEGMENT_RE = re.compile(r"[^\s:：;；,，。、()（）\[\]【】]+")
 COMPANY_RE = re.compile(r"[\u4e00-\u9fff（）()]{2,}保险[\u4e00-\u9fff（）()]*公司")
-PRODUCT_RE = re.compile(r"[\u4e00-\u9fffA-Za-z0-9（）()·]{2,}(?:险|计划)(?:[（(][\u4e00-\u9fffA-Za-z0-9]+[)）])?")
+# a product: ends in 险 or 计划, then its qualifiers and edition as the rules read them (rules/values.py):
+# 重大疾病保险(2024版)(互联网专属)A款
+PRODUCT_RE = re.compile(r"[\u4e00-\u9fffA-Za-z0-9（）()·]{2,}(?:险|计划)(?:[（(][\u4e00-\u9fffA-Za-z0-9]+[)）])*"
+                        r"(?:[A-Za-z0-9]?款)?")
 CJK_RUN_RE = re.compile(r"[\u4e00-\u9fff·]+")
 
 DATE_FIELDS = ("effective_date", "expiry_date", "issue_date")

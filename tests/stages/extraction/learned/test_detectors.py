@@ -43,3 +43,11 @@ def test_an_amount_after_a_dotted_leader_is_read_whole() -> None:
     values = {c.value for c in cands if c.key == "premium"}
     assert {"1790000.00", "7628.60"} <= values
     assert not values & {"790000.00", "628.60"}
+
+
+def test_a_product_keeps_its_qualifiers_and_edition() -> None:
+    # as the rules read a product cell: what follows 险 in brackets, then an edition such as A款
+    lines = [line("险种：安行终身重大疾病保险B款", 40, 40), line("守护两全保险（分红型）（2024版）A款。", 40, 80)]
+    cands = detector_candidates(DocLines.build([lines], [(1000.0, 1400.0)]), date(2026, 6, 1))
+    texts = {c.text for c in cands if c.key == "product_name"}
+    assert {"安行终身重大疾病保险B款", "守护两全保险（分红型）（2024版）A款"} <= texts
