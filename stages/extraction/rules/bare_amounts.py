@@ -20,6 +20,7 @@ from typing import Optional
 
 from stages.extraction.rules.candidates import SCORE_PATTERN, RuleCandidate, retarget, text_candidate
 from stages.extraction.rules.document import PreparedDocument
+from stages.extraction.rules.lines import raw_refs
 from stages.postprocess.values import CAPITAL_NUMERALS
 
 SCORE_BARE_AMOUNT = SCORE_PATTERN * 0.8
@@ -39,8 +40,8 @@ def bare_amount_candidates(doc: PreparedDocument, best: dict[str, RuleCandidate]
         line = doc.lines[li]
         if doc.source[li] in taken or not _is_bare_amount(line.comp):
             continue
-        refs = tuple(o for o, ch in zip(line.origin, line.raw) if not ch.isspace())
-        c = text_candidate(doc, "sum_insured", line.raw, refs, (li,), "pattern", SCORE_BARE_AMOUNT)
+        c = text_candidate(doc, "sum_insured", line.raw, raw_refs(line, 0, len(line.norm)), (li,), "pattern",
+                           SCORE_BARE_AMOUNT)
         if c is not None and c.match.value is not None and c.match.normalized.valid:
             bare.setdefault(Decimal(c.match.value), c)
     if have_sum is None and have_premium is None:

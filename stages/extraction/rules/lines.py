@@ -11,7 +11,7 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
-from stages.extraction.rules.records import SourceChar, OcrLineLike
+from stages.extraction.rules.records import OcrLineLike, SourceChar
 from stages.layout import Extent, RowBox, deskew, reading_order
 
 MAX_SKEW = np.radians(15)  # a page whose text lies at a larger angle is read as it lies
