@@ -16,14 +16,13 @@ import numpy as np
 
 from stages.contracts.result import polygon_json
 from stages.extraction.confidence import Calibrator
-from stages.extraction.decisions import Decision, Proposal
+from stages.extraction.decisions import Decision, Proposal, read_value
 from stages.extraction.evidence import FieldEvidence, gather
 from stages.extraction.field_specs import FIELDS
 from stages.extraction.lexicon_reread import lexicon_issues, reread
 from stages.extraction.same_person import same_person
 from stages.extraction.wrap import MAY_WRAP, continuation_below
 from stages.extraction.routing import EXTRACTORS_DISAGREE, MAY_CONTINUE, evidence_reasons, route, uncalibrated_reasons
-from stages.postprocess.values import Normalized
 from stages.postprocess.validate import validate_fields
 from stages.recognition.ctc import CharDict, beam_search_topn
 from stages.contracts.types import TextLine
@@ -93,13 +92,14 @@ class FieldAssembler:
     # -- one field --------------------------------------------------------------------------------
     def decide(self, cand: Proposal, lines: Sequence[Sequence[TextLine]], today: date) -> Decision:
         spec = FIELDS[cand.key]
-        norm = spec.normalizer(cand.text, today)
+        norm = read_value(cand, today)
         if self.lexicons and norm.valid:
             better = reread(cand.key, cand.text, cand.chars, lines, self.chars)
             if better is not None:
                 alt = spec.normalizer(better[0], today)
                 if alt.value != norm.value:
-                    return Decision(replace(cand, text=better[0], chars=better[1]), alt, redecoded_from=cand.text)
+                    return Decision(replace(cand, text=better[0], chars=better[1], normalized=alt), alt,
+                                    redecoded_from=cand.text)
         if norm.valid or not self.redecode or cand.key not in self._allowed:
             return Decision(cand, norm)
         pages = {p for p, _, _ in cand.chars}
@@ -113,7 +113,7 @@ class FieldAssembler:
             alt = spec.normalizer(text, today)
             if alt.valid:
                 if alt.value != norm.value:
-                    return Decision(replace(cand, text=text), alt, redecoded_from=cand.text)
+                    return Decision(replace(cand, text=text, normalized=alt), alt, redecoded_from=cand.text)
                 break
         return Decision(cand, norm)
 
@@ -156,7 +156,7 @@ class FieldAssembler:
         others = [o for o in cands if o.method != c.method]
         agree = None
         if others:
-            agree = FIELDS[c.key].normalizer(others[0].text, today).value == d.normalized.value
+            agree = read_value(others[0], today).value == d.normalized.value
         return gather(
             c.key, c.method, c.how, c.prob, c.chars, lines, d.normalized.value is not None and not issues,
             len(issues), d.redecoded_from is not None, c.rivals, c.margin, len(cands), agree,

@@ -3,8 +3,10 @@ made on it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 from typing import Optional
 
+from stages.extraction.field_specs import FIELDS
 from stages.postprocess.values import Normalized
 
 
@@ -16,10 +18,18 @@ class Proposal:
     text: str
     chars: tuple[tuple[int, int, int], ...]
     prob: float
-    method: str  # "model" | "rules"
+    method: str  # "model" | "rules" | "learned"
     how: str = ""  # how the extractor found it (rules: label, narrative, pattern, ...)
     rivals: int = 0  # competing candidates with another value
     margin: float = 1.0  # score margin over the best of them
+    # the value as its source read it, issues included (the rules' ``amount_mismatch`` when they read the capital
+    # amount); None: the assembler normalizes ``text``
+    normalized: Optional[Normalized] = None
+
+
+def read_value(p: Proposal, today: date) -> Normalized:
+    """The normalized value of ``p``: its source's reading where it carries one, else ``text`` normalized."""
+    return p.normalized if p.normalized is not None else FIELDS[p.key].normalizer(p.text, today)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Literal, Mapping, Optional, Sequence
 
-from stages.extraction.decisions import Proposal
+from stages.extraction.decisions import Proposal, read_value
 from stages.extraction.field_specs import FIELDS
 
 Policy = Literal["model", "rules", "agreement"]
@@ -30,7 +30,7 @@ def check_policies(policy: Mapping[str, str]) -> None:
 def _value(c: Optional[Proposal], today: date) -> Optional[str]:
     if c is None:
         return None
-    norm = FIELDS[c.key].normalizer(c.text, today)
+    norm = read_value(c, today)
     return norm.value if norm.valid else None
 
 

@@ -73,10 +73,10 @@ def _log_ratio(cand: Proposal, text: str, lines: Sequence[Sequence[TextLine]], c
 
 def _reread(d: Decision, text: str, today: date) -> Decision:
     """``d``'s place read as ``text`` (of the same length: each character keeps its reference)."""
-    cand = replace(d.proposal, text=text)
-    return Decision(cand, FIELDS[cand.key].normalizer(text, today), redecoded_from=d.proposal.text)
+    norm = FIELDS[d.proposal.key].normalizer(text, today)
+    return Decision(replace(d.proposal, text=text, normalized=norm), norm, redecoded_from=d.proposal.text)
 
 
 def _copy(d: Decision, key: str, today: date) -> Decision:
-    cand = replace(d.proposal, key=key, how=HOW_SAME_PERSON)
-    return Decision(cand, FIELDS[key].normalizer(cand.text, today))
+    norm = FIELDS[key].normalizer(d.proposal.text, today)
+    return Decision(replace(d.proposal, key=key, how=HOW_SAME_PERSON, normalized=norm), norm)

@@ -12,8 +12,8 @@ from stages.contracts.config import DocpipeConfig
 from stages.extraction.adapted import REASON_UNCALIBRATED, AdaptedFolder, is_adapted, load_adapted
 from stages.extraction.assemble import FieldAssembler
 from stages.extraction.confidence import calibration_folder, load_calibrators
-from stages.extraction.decisions import Decision, Proposal
-from stages.extraction.field_specs import FIELDS, normalize_field
+from stages.extraction.decisions import Decision, Proposal, read_value
+from stages.extraction.field_specs import FIELDS
 from stages.extraction.hybrid import arrange_all, check_policies
 from stages.extraction.rule_decision import rules_decision
 from stages.extraction.rules import RuleMatch
@@ -32,15 +32,16 @@ SOURCES: dict[str, tuple[str, ...]] = {"rules": ("rules",), "model": ("model",),
 
 
 def rule_candidate(m: RuleMatch, flat_lines: Sequence[tuple[int, int, TextLine]]) -> Proposal:
-    return Proposal(m.key, m.text, match_chars(m, flat_lines), float(m.score), "rules", m.method, m.rivals, m.margin)
+    return Proposal(m.key, m.text, match_chars(m, flat_lines), float(m.score), "rules", m.method, m.rivals, m.margin,
+                    m.normalized)
 
 
 def _same_value(key: str, a: Proposal, b: Proposal, today: date) -> bool:
     """One span, or two printings of one normalized value (a date printed twice, an amount in words and figures)."""
     if (a.text, a.chars) == (b.text, b.chars):
         return True
-    va = normalize_field(key, a.text, today).value
-    return va is not None and va == normalize_field(key, b.text, today).value
+    va = read_value(a, today).value
+    return va is not None and va == read_value(b, today).value
 
 
 @dataclass(frozen=True)

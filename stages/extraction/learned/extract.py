@@ -23,6 +23,7 @@ from stages.extraction.rule_decision import rules_decision
 from stages.extraction.rules.extract import RulesDecision
 from stages.extraction.rules.labels import LEARNED_PREFIX
 from stages.extraction.rules.lexicon import FULL_LEXICON, Lexicon
+from stages.postprocess.values import Normalized
 from stages.recognition.ctc import CharDict
 
 if TYPE_CHECKING:
@@ -83,6 +84,15 @@ def vacant_p(scored: Sequence[Scored], chosen: dict[str, Candidate], cells: Role
     return out
 
 
+def reading_issues(c: Candidate, cands: Sequence[Candidate]) -> tuple[str, ...]:
+    """``c``'s issues and those of every candidate reading the same value of the field from characters ``c`` shares:
+    a disagreement one source found is the page's, whichever candidate is chosen (the rules' ``amount_mismatch``:
+    only they hold a capital amount against the figures printed with it)."""
+    span = c.span
+    found = [o.issues for o in cands if o.key == c.key and o.value == c.value and o.issues and span & o.span]
+    return tuple(dict.fromkeys(c.issues + tuple(i for issues in found for i in issues)))
+
+
 def decide(dc: DocumentCandidates, scorer: Scorer) -> Decided:
     """The assignment's candidate per field, as the field assembler's candidate (score = P, method ``learned``,
     ``how`` = source:strategy, rivals = other values offered for the field, margin = P over the best of them), and
@@ -106,5 +116,6 @@ def decide(dc: DocumentCandidates, scorer: Scorer) -> Decided:
         if (key, c.value) in learned and not c.strategy.startswith(LEARNED_PREFIX):
             how += "+" + learned[(key, c.value)]
         out[key] = [Proposal(key, c.text, c.chars, round(s.p, 4), "learned", how,
-                                   len(others), round(s.p - max(others), 4) if others else 1.0)]
+                             len(others), round(s.p - max(others), 4) if others else 1.0,
+                             Normalized(c.value, reading_issues(c, dc.candidates)))]
     return Decided(out, vacant_p(scored, {k: s.candidate for k, s in chosen.items()}, dc.cells))

@@ -24,3 +24,24 @@ def test_a_document_draws_its_withheld_lexicon_once():
 def test_without_withholding_the_stage_lexicon_serves_every_document():
     stage = _stage(LabelWithholding())
     assert stage.document_lexicon(["投保人：张伟"]) is FULL_LEXICON
+
+
+def test_a_capital_amount_read_over_its_misread_figures_keeps_the_mismatch_in_the_output():
+    """The rules read the capital amount where the two printed forms disagree; the output keeps their disagreement
+    (``amount_mismatch``), so the document goes to review, whichever decision took the value."""
+    import numpy as np
+
+    from stages.contracts.types import Page
+    from tests.stages.extraction.learned.helpers import line
+
+    chars = CharDict.from_chars(resolve_model("ppocrv4_rec", "rec").characters, use_space_char=True)
+    lines = [[line("保险单号：AB12345678", 40, 40), line("投保人：张伟", 40, 80),
+              line("保险费：¥87.60  大写：捌仟柒佰陆拾元整", 40, 120)]]
+    pages = [Page(0, np.broadcast_to(np.zeros((1, 1, 3), np.uint8), (1400, 1000, 3)))]
+    for method in ("rules", "learned"):
+        stage = ExtractionStage(DocpipeConfig.model_validate({"extraction": {"method": method}}), chars)
+        out = stage(lines, pages)
+        premium = out.fields["premium"]
+        assert premium["value"] == "8760.00" and premium["text"] == "捌仟柒佰陆拾元整", method
+        assert premium["issues"] == ["amount_mismatch"] and premium["valid"] is False, method
+        assert "invalid:premium" in out.review_reasons, method

@@ -91,7 +91,7 @@ def test_stage_gives_the_rules_confidence_only_where_the_rules_agree(stage, monk
     assert out.fields["premium"]["confidence"] == max(base["premium"]["confidence"],
                                                       rules_fields["premium"]["confidence"])
     # the rules read another premium: the learned value keeps the scorer's calibrated P
-    other = replace(rules["premium"], text="1,300.00")
+    other = replace(rules["premium"], text="1,300.00", normalized=None)
     monkeypatch.setattr(stage, "rules_candidates", lambda lines, today, decision=None: {**rules, "premium": other})
     out = stage(lines, pages)
     assert out.fields["premium"]["value"] == "1200.00"
