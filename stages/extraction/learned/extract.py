@@ -23,7 +23,7 @@ from stages.extraction.rule_decision import rules_decision
 from stages.extraction.rules.extract import RulesDecision
 from stages.extraction.rules.labels import LEARNED_PREFIX
 from stages.extraction.rules.lexicon import FULL_LEXICON, Lexicon
-from stages.postprocess.values import Normalized
+from stages.postprocess.values import ISSUE_AMOUNT_MISMATCH, Normalized
 from stages.recognition.ctc import CharDict
 
 if TYPE_CHECKING:
@@ -85,12 +85,14 @@ def vacant_p(scored: Sequence[Scored], chosen: dict[str, Candidate], cells: Role
 
 
 def reading_issues(c: Candidate, cands: Sequence[Candidate]) -> tuple[str, ...]:
-    """``c``'s issues and those of every candidate reading the same value of the field from characters ``c`` shares:
-    a disagreement one source found is the page's, whichever candidate is chosen (the rules' ``amount_mismatch``:
-    only they hold a capital amount against the figures printed with it)."""
+    """``c``'s issues, and ``amount_mismatch`` where a candidate reading the same value of the field from characters
+    ``c`` shares has it: the disagreement of two printed forms is the page's, whichever candidate is chosen (only
+    the rules hold a capital amount against the figures printed with it). Issues of another reading's own
+    characters (a figure's ``amount_grouping`` beside the capital amount chosen) are not ``c``'s."""
     span = c.span
-    found = [o.issues for o in cands if o.key == c.key and o.value == c.value and o.issues and span & o.span]
-    return tuple(dict.fromkeys(c.issues + tuple(i for issues in found for i in issues)))
+    shared = any(ISSUE_AMOUNT_MISMATCH in o.issues and o.key == c.key and o.value == c.value and span & o.span
+                 for o in cands)
+    return tuple(dict.fromkeys(c.issues + ((ISSUE_AMOUNT_MISMATCH,) if shared else ())))
 
 
 def decide(dc: DocumentCandidates, scorer: Scorer) -> Decided:
