@@ -39,6 +39,8 @@ COMPANY_RE = re.compile(r"[\u4e00-\u9fff（）()]{2,}保险[\u4e00-\u9fff（）(
 PRODUCT_RE = re.compile(r"[\u4e00-\u9fffA-Za-z0-9（）()·]{2,}(?:险|计划)(?:[（(][\u4e00-\u9fffA-Za-z0-9]+[)）])*"
                         r"(?:[A-Za-z0-9]?款)?")
 CJK_RUN_RE = re.compile(r"[\u4e00-\u9fff·]+")
+# a leader printed between a label and its value (dots, a middle dot, dashes, an underscore rule), not the value's
+LEADER_RE = re.compile(r"[.．…·_\-—]+")
 
 DATE_FIELDS = ("effective_date", "expiry_date", "issue_date")
 AMOUNT_FIELDS = ("sum_insured", "premium")
@@ -96,16 +98,24 @@ def _name_spans(text: str) -> Iterator[tuple[int, int]]:
 
 
 def _address_spans(text: str) -> Iterator[tuple[int, int]]:
-    """Segments of six or more characters that begin (within their first eight) with a province or city name."""
+    """Segments of six or more characters (after a leader) that begin (within their first eight) with a province or
+    city name."""
     for m in SEGMENT_RE.finditer(text):
-        seg = m.group()
+        start = _after_leader(text, m.start(), m.end())
+        seg = text[start:m.end()]
         if len(seg) < 6 or not CJK_RUN_RE.match(seg):
             continue
         heads = _divisions()
         for k in range(0, min(len(seg) - 5, 8)):
             if any(seg.startswith(name, k) for name in heads.get(seg[k], ())):
-                yield m.start() + k, m.end()
+                yield start + k, m.end()
                 break
+
+
+def _after_leader(text: str, start: int, end: int) -> int:
+    """Where ``text[start:end]`` begins after the leader that opens it, if one does (``……广东省…`` -> ``广东省…``)."""
+    m = LEADER_RE.match(text, start, end)
+    return m.end() if m is not None else start
 
 
 def detector_candidates(doc: DocLines, today: date) -> list[Candidate]:

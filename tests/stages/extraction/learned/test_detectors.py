@@ -51,3 +51,11 @@ def test_a_product_keeps_its_qualifiers_and_edition() -> None:
     cands = detector_candidates(DocLines.build([lines], [(1000.0, 1400.0)]), date(2026, 6, 1))
     texts = {c.text for c in cands if c.key == "product_name"}
     assert {"安行终身重大疾病保险B款", "守护两全保险（分红型）（2024版）A款"} <= texts
+
+
+def test_an_address_after_a_leader_is_proposed_without_it() -> None:
+    lines = [line("..广东省广州市天河区南湖南路834号", 40, 40), line("·········江苏省无锡市滨湖区滨江街671号", 40, 80),
+             line("住址……上海市徐汇区世纪路549号", 40, 120)]
+    cands = detector_candidates(DocLines.build([lines], [(1000.0, 1400.0)]), date(2026, 6, 1))
+    addresses = {c.text for c in cands if c.key == "policyholder_address"}
+    assert addresses == {"广东省广州市天河区南湖南路834号", "江苏省无锡市滨湖区滨江街671号", "上海市徐汇区世纪路549号"}
