@@ -39,8 +39,9 @@ COMPANY_RE = re.compile(r"[\u4e00-\u9fff（）()]{2,}保险[\u4e00-\u9fff（）(
 PRODUCT_RE = re.compile(r"[\u4e00-\u9fffA-Za-z0-9（）()·]{2,}(?:险|计划)(?:[（(][\u4e00-\u9fffA-Za-z0-9]+[)）])*"
                         r"(?:[A-Za-z0-9]?款)?")
 CJK_RUN_RE = re.compile(r"[\u4e00-\u9fff·]+")
-# a leader printed between a label and its value (dots, a middle dot, dashes, an underscore rule), not the value's
-LEADER_RE = re.compile(r"[.．…·_\-—]+")
+# a leader printed between a label and its value (dots, middle dots, an ellipsis, dashes), not the value's: the
+# characters OCR reads at the head of an address segment on dev pages (text folded: ．is .)
+LEADER_RE = re.compile(r"[.…·\-]+")
 
 DATE_FIELDS = ("effective_date", "expiry_date", "issue_date")
 AMOUNT_FIELDS = ("sum_insured", "premium")
