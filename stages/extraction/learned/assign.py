@@ -1,6 +1,6 @@
 """One joint assignment per document: at most one candidate per field, no character used by two fields, and the
-cross-field constraints (issue <= effective < expiry, premium < sum insured, one valid ID number = one person, a
-table row or column that one role cell heads holds one person's fields), maximising the sum of log P
+cross-field constraints (issue <= effective < expiry, premium < sum insured, one valid ID number = one person, the
+beneficiary is not the insured, a table row or column that one role cell heads holds one person's fields), maximising the sum of log P
 (log of ABSENT_ODDS x P(absent) for an empty field) by an exact branch and bound over each field's top candidates."""
 from __future__ import annotations
 
@@ -151,6 +151,9 @@ def consistent(chosen: dict[str, Candidate], cells: Optional[RoleCells] = None, 
     prem, total = _num(v.get("premium")), _num(v.get("sum_insured"))
     if prem is not None and total is not None and not prem < total:
         return False
+    insured, beneficiary = v.get("insured_name"), v.get("beneficiary_name")
+    if insured and beneficiary and insured == beneficiary:
+        return False  # a death benefit is never paid to the insured: the beneficiary is someone else
     ph_id, in_id = chosen.get("policyholder_id_number"), chosen.get("insured_id_number")
     if ph_id is not None and in_id is not None and ph_id.value and ph_id.value == in_id.value and not ph_id.issues:
         a, b = v.get("policyholder_name"), v.get("insured_name")

@@ -44,6 +44,16 @@ def test_one_id_number_one_person() -> None:
     assert got["insured_name"].candidate.value == "张伟"
 
 
+def test_the_beneficiary_is_not_the_insured() -> None:
+    got = assign([_c("insured_name", "于哲", 1, 0.95), _c("beneficiary_name", "于哲", 2, 0.83),
+                  _c("beneficiary_name", "夏泽", 3, 0.51)])
+    assert got["insured_name"].candidate.value == "于哲" and got["beneficiary_name"].candidate.value == "夏泽"
+    got = assign([_c("insured_name", "于哲", 1, 0.95), _c("beneficiary_name", "于哲", 2, 0.83)])
+    assert got["beneficiary_name"] is None
+    got = assign([_c("policyholder_name", "于哲", 1, 0.95), _c("beneficiary_name", "于哲", 2, 0.83)])
+    assert got["beneficiary_name"].candidate.value == "于哲"  # the policyholder may be the beneficiary
+
+
 def test_absent_when_no_candidate_is_likely() -> None:
     got = assign([_c("premium", "1200.00", 1, 0.05)])
     assert got["premium"] is None
