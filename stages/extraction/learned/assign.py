@@ -1,7 +1,8 @@
 """One joint assignment per document: at most one candidate per field, no character used by two fields, and the
 cross-field constraints (issue <= effective < expiry, premium < sum insured, one valid ID number = one person, the
-beneficiary is not the insured, a table row or column that one role cell heads holds one person's fields), maximising the sum of log P
-(log of ABSENT_ODDS x P(absent) for an empty field) by an exact branch and bound over each field's top candidates."""
+beneficiary is not the insured, a table row or column that one role cell heads holds one person's fields),
+maximising the sum of log P (log of ABSENT_ODDS x P(absent) for an empty field) by an exact branch and bound over
+each field's top candidates."""
 from __future__ import annotations
 
 import math

@@ -1,14 +1,19 @@
-"""The extraction stage draws one withheld lexicon per document, shared by the rules and the learned decision."""
+"""The extraction stage draws one withheld lexicon per document, shared by the rules and the learned decision, and
+keeps the issues its sources found in the values it outputs."""
+import numpy as np
+
 from stages.contracts.config import DocpipeConfig
 from stages.contracts.registry import resolve_model
+from stages.contracts.types import Page
 from stages.extraction.rules.lexicon import FULL_LEXICON, LabelWithholding, withheld_lexicon
 from stages.extraction.stage import ExtractionStage
 from stages.recognition.ctc import CharDict
+from tests.stages.extraction.learned.helpers import line
 
 
-def _stage(withhold: LabelWithholding) -> ExtractionStage:
+def _stage(withhold: LabelWithholding = LabelWithholding(), method: str = "rules") -> ExtractionStage:
     chars = CharDict.from_chars(resolve_model("ppocrv4_rec", "rec").characters, use_space_char=True)
-    return ExtractionStage(DocpipeConfig.model_validate({"extraction": {"method": "rules"}}), chars, withhold)
+    return ExtractionStage(DocpipeConfig.model_validate({"extraction": {"method": method}}), chars, withhold)
 
 
 def test_a_document_draws_its_withheld_lexicon_once():
@@ -29,18 +34,11 @@ def test_without_withholding_the_stage_lexicon_serves_every_document():
 def test_a_capital_amount_read_over_its_misread_figures_keeps_the_mismatch_in_the_output():
     """The rules read the capital amount where the two printed forms disagree; the output keeps their disagreement
     (``amount_mismatch``), so the document goes to review, whichever decision took the value."""
-    import numpy as np
-
-    from stages.contracts.types import Page
-    from tests.stages.extraction.learned.helpers import line
-
-    chars = CharDict.from_chars(resolve_model("ppocrv4_rec", "rec").characters, use_space_char=True)
     lines = [[line("保险单号：AB12345678", 40, 40), line("投保人：张伟", 40, 80),
               line("保险费：¥87.60  大写：捌仟柒佰陆拾元整", 40, 120)]]
     pages = [Page(0, np.broadcast_to(np.zeros((1, 1, 3), np.uint8), (1400, 1000, 3)))]
     for method in ("rules", "learned"):
-        stage = ExtractionStage(DocpipeConfig.model_validate({"extraction": {"method": method}}), chars)
-        out = stage(lines, pages)
+        out = _stage(method=method)(lines, pages)
         premium = out.fields["premium"]
         assert premium["value"] == "8760.00" and premium["text"] == "捌仟柒佰陆拾元整", method
         assert premium["issues"] == ["amount_mismatch"] and premium["valid"] is False, method
