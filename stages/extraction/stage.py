@@ -85,7 +85,9 @@ class ExtractionStage:
         calibrators = load_calibrators(calibration_folder(rc.calibration_dir, ec.model_dir)) if rc.calibrated else {}
         self.scorer = None
         self.refit = None
+        self.carried: frozenset[str] = frozenset()  # fields rarely really absent (learned.assign.CARRIED_P)
         if ec.method == "learned":
+            from stages.extraction.learned.assign import RARELY_ABSENT
             from stages.extraction.learned.scorer import Scorer, load_score_calibrator
 
             self.scorer = Scorer.load(ec.scorer_dir)
@@ -94,6 +96,7 @@ class ExtractionStage:
             learned = load_score_calibrator(ec.scorer_dir) if rc.calibrated else None
             if learned is not None:
                 calibrators["learned"] = learned
+                self.carried = learned.rarely_absent(RARELY_ABSENT)
             # the rules' own decision, with the rules' calibrator: its confidence of a value it shares with the
             # learned decision is evidence about that value (stages/extraction/learned/confidence.py)
             rules_cal = {"rules": calibrators["rules"]} if "rules" in calibrators else {}
@@ -192,10 +195,10 @@ class ExtractionStage:
 
         assert self.scorer is not None
         dc = self.learned_document(lines, pages, today, by_rules)
-        shipped = decide(dc, self.scorer)
+        shipped = decide(dc, self.scorer, self.carried)
         if self.refit is None:
             return shipped.fields, [], shipped.vacant
-        refit = decide(dc, self.refit).fields
+        refit = decide(dc, self.refit, self.carried).fields
         out, otherwise = {}, []
         for key in sorted(set(shipped.fields) | set(refit)):
             s, r = shipped.fields.get(key), refit.get(key)

@@ -1,8 +1,8 @@
 """One joint assignment per document: at most one candidate per field, no character used by two fields, and the
 cross-field constraints (issue <= effective < expiry, premium < sum insured, one valid ID number = one person, the
 beneficiary is not the insured, a table row or column that one role cell heads holds one person's fields),
-maximising the sum of log P (log of ABSENT_ODDS x P(absent) for an empty field) by an exact branch and bound over
-each field's top candidates."""
+maximising the sum of log P (for an empty field, log of ABSENT_ODDS x P(absent), at most log CARRIED_P for a field
+that is rarely absent) by an exact branch and bound over each field's top candidates."""
 from __future__ import annotations
 
 import math
@@ -21,6 +21,13 @@ _EPS = 1e-6
 # that P exceeds ABSENT_ODDS / (1 + ABSENT_ODDS), about 0.09. A value it is unsure of still goes to review by its
 # calibrated confidence; leaving the field empty would lose it outright. Chosen on dev (docs/decisions.md).
 ABSENT_ODDS = 0.1
+# a field whose empty outputs the learned calibration found really absent at a rate (null_ok) under RARELY_ABSENT
+# (a policy prints its number, insurer, holder, insured, sum insured and start date) scores "no value" at most
+# log(CARRIED_P): it takes its best consistent candidate from P 0.01 on. The shipped calibration's are all required
+# fields, so an empty one went to review as well; the value now shows, marked unsure. Chosen on dev
+# (docs/decisions.md).
+CARRIED_P = 0.01
+RARELY_ABSENT = 0.25
 
 
 @dataclass(frozen=True)
@@ -189,15 +196,20 @@ def _options(scored: Sequence[Scored]) -> dict[str, list[Scored]]:
     return {key: sorted(d.values(), key=lambda s: -s.p)[:TOP_K] for key, d in by_key.items()}
 
 
-def assign(scored: Sequence[Scored], cells: Optional[RoleCells] = None) -> dict[str, Optional[Scored]]:
+def assign(scored: Sequence[Scored], cells: Optional[RoleCells] = None,
+           carried: frozenset[str] = frozenset()) -> dict[str, Optional[Scored]]:
     """The best consistent assignment: field -> chosen candidate (or None), for every field with a candidate;
-    with ``cells`` (:func:`role_cells`), two people's fields never come from one role-headed row or column."""
+    with ``cells`` (:func:`role_cells`), two people's fields never come from one role-headed row or column.
+    ``carried``: the fields that are rarely really absent, whose "no value" scores at most log(CARRIED_P)."""
     options = _options(scored)
     keys = sorted(options, key=lambda k: -options[k][0].p)
     choices: list[list[tuple[float, Optional[Scored]]]] = []
     for k in keys:
         top = options[k][0].p
-        row = [(math.log(max(_EPS, s.p)), s) for s in options[k]] + [(math.log(ABSENT_ODDS * max(_EPS, 1.0 - top)), None)]
+        empty = ABSENT_ODDS * max(_EPS, 1.0 - top)
+        if k in carried:
+            empty = min(empty, CARRIED_P)
+        row = [(math.log(max(_EPS, s.p)), s) for s in options[k]] + [(math.log(empty), None)]
         choices.append(sorted(row, key=lambda t: -t[0]))
     bound = [0.0] * (len(keys) + 1)
     for i in range(len(keys) - 1, -1, -1):

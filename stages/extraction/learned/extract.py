@@ -95,12 +95,13 @@ def reading_issues(c: Candidate, cands: Sequence[Candidate]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(c.issues + ((ISSUE_AMOUNT_MISMATCH,) if shared else ())))
 
 
-def decide(dc: DocumentCandidates, scorer: Scorer) -> Decided:
+def decide(dc: DocumentCandidates, scorer: Scorer, carried: frozenset[str] = frozenset()) -> Decided:
     """The assignment's candidate per field, as the field assembler's candidate (score = P, method ``learned``,
     ``how`` = source:strategy, rivals = other values offered for the field, margin = P over the best of them), and
     the vacant P of the fields left empty.
     Where a learned wording (an adapted folder's) offers the chosen value through another candidate, ``how`` names
-    it too (``detector:name+rules:learned_label_right``): its support is part of the features behind P."""
+    it too (``detector:name+rules:learned_label_right``): its support is part of the features behind P.
+    ``carried``: the fields rarely really absent (:func:`~stages.extraction.learned.assign.assign`)."""
     learned = {(c.key, c.value): f"{c.source}:{c.strategy}" for c in dc.candidates
                if c.strategy.startswith(LEARNED_PREFIX) and c.value is not None}
     probs = scorer.predict(dc.features)
@@ -109,7 +110,7 @@ def decide(dc: DocumentCandidates, scorer: Scorer) -> Decided:
     for s in scored:
         d = best_other.setdefault(s.candidate.key, {})
         d[s.candidate.value] = max(d.get(s.candidate.value, 0.0), s.p)
-    chosen = {k: s for k, s in assign(scored, dc.cells).items() if s is not None}
+    chosen = {k: s for k, s in assign(scored, dc.cells, carried).items() if s is not None}
     out: dict[str, list[Proposal]] = {}
     for key, s in chosen.items():
         c = s.candidate

@@ -131,6 +131,10 @@ class ScoreCalibrator:
             return float(self.null_ok_free.get(key, self.default_null_ok))
         return self.absent_ok(key)
 
+    def rarely_absent(self, limit: float) -> frozenset[str]:
+        """The fields whose empty outputs were really absent at a fitted rate below ``limit`` (``null_ok``)."""
+        return frozenset(k for k, rate in self.null_ok.items() if rate < limit)
+
     def absent_ok_against_rules(self, key: str) -> float:
         """P(really absent | the decision left the field empty though the rules' own decision found a value)."""
         return float(self.null_ok_against_rules.get(key, self.absent_ok(key)))

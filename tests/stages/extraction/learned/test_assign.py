@@ -2,7 +2,7 @@
 person's fields per role-headed table row or column."""
 from __future__ import annotations
 
-from stages.extraction.learned.assign import ABSENT_ODDS, Scored, assign, consistent, role_cells
+from stages.extraction.learned.assign import ABSENT_ODDS, CARRIED_P, Scored, assign, consistent, role_cells
 from stages.extraction.learned.candidates import Candidate, DocLines
 from stages.extraction.rules.lexicon import FULL_LEXICON
 from tests.stages.extraction.learned.helpers import line
@@ -64,6 +64,38 @@ def test_an_unsure_value_is_taken_rather_than_lost() -> None:
     threshold = ABSENT_ODDS / (1 + ABSENT_ODDS)
     assert assign([_c("premium", "1200.00", 1, threshold + 0.01)])["premium"] is not None
     assert assign([_c("premium", "1200.00", 1, threshold - 0.01)])["premium"] is None
+
+
+def test_a_carried_field_takes_a_less_likely_value() -> None:
+    """A field rarely really absent takes its best candidate above CARRIED_P; the others keep their "no value" at
+    ABSENT_ODDS."""
+    cands = [_c("sum_insured", "750000.00", 1, 0.05), _c("premium", "1200.00", 2, 0.05)]
+    got = assign(cands, carried=frozenset({"sum_insured"}))
+    assert got["sum_insured"].candidate.value == "750000.00" and got["premium"] is None
+    assert assign(cands)["sum_insured"] is None
+    assert assign([_c("sum_insured", "750000.00", 1, CARRIED_P - 0.002)],
+                  carried=frozenset({"sum_insured"}))["sum_insured"] is None
+
+
+def test_a_carried_field_behind_a_contradicted_candidate_takes_what_any_field_would() -> None:
+    """Behind a likely candidate that contradicts another field (one ID number, one person: the policyholder is
+    the insured), a carried field takes the next one where any field would (P above ABSENT_ODDS x (1 - 0.93)),
+    and no less likely one."""
+    pid = "310101197912165649"
+    cands = [_c("policyholder_id_number", pid, 1, 0.99), _c("insured_id_number", pid, 1, 0.99),
+             _c("insured_name", "孔琳思", 2, 0.99), _c("policyholder_name", "子琳思", 3, 0.93),
+             _c("policyholder_name", "孔琳思", 4, 0.005)]
+    assert assign(cands, carried=frozenset({"policyholder_name"}))["policyholder_name"] is None
+    for carried in (frozenset(), frozenset({"policyholder_name"})):
+        cands[-1] = _c("policyholder_name", "孔琳思", 4, 0.008)
+        assert assign(cands, carried=carried)["policyholder_name"].candidate.value == "孔琳思"
+
+
+def test_a_carried_field_does_not_push_out_a_likely_value() -> None:
+    """An unsure value of a carried field that contradicts a likely one (premium < sum insured) stays out."""
+    got = assign([_c("sum_insured", "900.00", 1, 0.05), _c("premium", "1200.00", 2, 0.9)],
+                 carried=frozenset({"sum_insured"}))
+    assert got["premium"].candidate.value == "1200.00" and got["sum_insured"] is None
 
 
 def _doc(rows: list[list[str]], col_w: float = 200.0) -> DocLines:

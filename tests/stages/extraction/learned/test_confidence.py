@@ -69,10 +69,27 @@ def test_empty_field_with_nothing_left_for_it_gets_its_own_rate() -> None:
     assert AgreementCalibrator(cal, {}, (), {"premium": 0.0}, "fax").absent_ok("premium") == 0.3  # a fax
 
 
+def test_fields_rarely_absent_are_those_whose_empty_outputs_were_misses() -> None:
+    cal = replace(LEARNED, null_ok={"premium": 0.3, "sum_insured": 0.04, "insurer": 0.2})
+    assert cal.rarely_absent(0.25) == {"sum_insured", "insurer"}
+    assert cal.rarely_absent(0.0) == frozenset()
+
+
 @pytest.fixture(scope="module")
 def stage() -> ExtractionStage:
     chars = CharDict.from_chars(resolve_model("ppocrv4_rec", "rec").characters, use_space_char=True)
     return ExtractionStage(DocpipeConfig.model_validate({"extraction": {"method": "learned"}}), chars)
+
+
+def test_the_stage_carries_the_fields_its_calibration_finds_rarely_absent(stage) -> None:
+    from stages.extraction.learned.assign import RARELY_ABSENT
+
+    assert stage.carried == stage.assembler.calibrators["learned"].rarely_absent(RARELY_ABSENT)
+    assert "sum_insured" in stage.carried and "beneficiary_name" not in stage.carried
+    chars = stage.chars
+    plain = ExtractionStage(DocpipeConfig.model_validate({"extraction": {"method": "learned"},
+                                                         "review": {"calibrated": False}}), chars)
+    assert plain.carried == frozenset()  # no calibration: every field keeps ABSENT_ODDS
 
 
 def test_stage_gives_the_rules_confidence_only_where_the_rules_agree(stage, monkeypatch) -> None:
