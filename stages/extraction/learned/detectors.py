@@ -10,6 +10,7 @@ from functools import lru_cache
 from typing import Iterator
 
 from stages.extraction.learned.candidates import Candidate, DocLines, span_candidate
+from stages.extraction.rules.lines import LEADER_CHARS
 from stages.postprocess.regions import gazetteer
 from stages.postprocess.surnames import listed
 from stages.postprocess.values import GROUPED_NUMBER, NUMBER_START
@@ -39,9 +40,6 @@ COMPANY_RE = re.compile(r"[\u4e00-\u9fff（）()]{2,}保险[\u4e00-\u9fff（）(
 PRODUCT_RE = re.compile(r"[\u4e00-\u9fffA-Za-z0-9（）()·]{2,}(?:险|计划)(?:[（(][\u4e00-\u9fffA-Za-z0-9]+[)）])*"
                         r"(?:[A-Za-z0-9]?款)?")
 CJK_RUN_RE = re.compile(r"[\u4e00-\u9fff·]+")
-# a leader printed between a label and its value (dots, middle dots, an ellipsis, dashes), not the value's: the
-# characters OCR reads at the head of an address segment on dev pages (text folded: ．is .)
-LEADER_RE = re.compile(r"[.…·\-]+")
 
 DATE_FIELDS = ("effective_date", "expiry_date", "issue_date")
 AMOUNT_FIELDS = ("sum_insured", "premium")
@@ -114,9 +112,11 @@ def _address_spans(text: str) -> Iterator[tuple[int, int]]:
 
 
 def _after_leader(text: str, start: int, end: int) -> int:
-    """Where ``text[start:end]`` begins after the leader that opens it, if one does (``……广东省…`` -> ``广东省…``)."""
-    m = LEADER_RE.match(text, start, end)
-    return m.end() if m is not None else start
+    """Where ``text[start:end]`` begins after the leader that opens it, if one does (``……广东省…`` -> ``广东省…``):
+    the rules' leader characters (``rules.lines.LEADER_CHARS``), printed between a label and its value."""
+    while start < end and text[start] in LEADER_CHARS:
+        start += 1
+    return start
 
 
 def detector_candidates(doc: DocLines, today: date) -> list[Candidate]:
