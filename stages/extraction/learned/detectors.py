@@ -10,7 +10,7 @@ from functools import lru_cache
 from typing import Iterator
 
 from stages.extraction.learned.candidates import Candidate, DocLines, span_candidate
-from stages.extraction.rules.lines import LEADER_CHARS
+from stages.extraction.rules.lines import after_leader
 from stages.postprocess.regions import gazetteer
 from stages.postprocess.surnames import listed
 from stages.postprocess.values import GROUPED_NUMBER, NUMBER_START
@@ -100,7 +100,7 @@ def _address_spans(text: str) -> Iterator[tuple[int, int]]:
     """Segments of six or more characters (after a leader) that begin (within their first eight) with a province or
     city name."""
     for m in SEGMENT_RE.finditer(text):
-        start = _after_leader(text, m.start(), m.end())
+        start = after_leader(text, m.start(), m.end())  # a leader opening it is not the address's (……广东省…)
         seg = text[start:m.end()]
         if len(seg) < 6 or not CJK_RUN_RE.match(seg):
             continue
@@ -109,14 +109,6 @@ def _address_spans(text: str) -> Iterator[tuple[int, int]]:
             if any(seg.startswith(name, k) for name in heads.get(seg[k], ())):
                 yield start + k, m.end()
                 break
-
-
-def _after_leader(text: str, start: int, end: int) -> int:
-    """Where ``text[start:end]`` begins after the leader that opens it, if one does (``……广东省…`` -> ``广东省…``):
-    the rules' leader characters (``rules.lines.LEADER_CHARS``), printed between a label and its value."""
-    while start < end and text[start] in LEADER_CHARS:
-        start += 1
-    return start
 
 
 def detector_candidates(doc: DocLines, today: date) -> list[Candidate]:

@@ -181,6 +181,14 @@ def is_list_item(comp: str) -> bool:
     return _LIST_ITEM_RE.match(comp) is not None
 
 
+def after_leader(text: str, pos: int, end: Optional[int] = None) -> int:
+    """The position after the run of leader characters (LEADER_CHARS) that starts at ``pos`` (before ``end``)."""
+    end = len(text) if end is None else end
+    while pos < end and text[pos] in LEADER_CHARS:
+        pos += 1
+    return pos
+
+
 def only_punctuation(text: str) -> bool:
     """Nothing but punctuation or leader characters (possibly nothing)."""
     return all(ch in PUNCT or ch in LEADER_CHARS for ch in text)

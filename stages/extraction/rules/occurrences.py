@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 from stages.extraction.rules.lexicon import ATTR_QUALIFIERS, LabelDef, Lexicon
-from stages.extraction.rules.lines import CJK_RE, LEADER_CHARS, PUNCT, LineBox, content_start, only_punctuation
+from stages.extraction.rules.lines import (CJK_RE, PUNCT, LineBox, after_leader, content_start,
+                                           only_punctuation)
 
 # a short parenthetical right after a label: 保险金额(元), 投保人(姓名), 保费(人民币元)
 _UNIT_PAREN_RE = re.compile(r"^\((?:[\u4e00-\u9fff]{1,6}|单位:[\u4e00-\u9fff]{1,5}|RMB|¥|CNY)\)")
@@ -32,15 +33,13 @@ def skip_connectors(comp: str, pos: int) -> tuple[int, bool]:
     if m:
         pos += m.end()
     start = pos
-    while pos < len(comp) and comp[pos] in LEADER_CHARS:
-        pos += 1
+    pos = after_leader(comp, pos)
     saw = pos - start >= 2 or (pos > start and comp[start] == ":")  # a lone '.' or '-' is no separator
     m = _CONNECTOR_RE.match(comp[pos:])
     if m and not saw:
         pos += m.end()
         saw = True
-        while pos < len(comp) and comp[pos] in LEADER_CHARS:
-            pos += 1
+        pos = after_leader(comp, pos)
     return pos, saw
 
 

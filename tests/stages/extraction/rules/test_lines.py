@@ -1,9 +1,10 @@
-"""Text boxes: a skewed page, labels wrapped inside a cell, OCR lines split at wide gaps."""
+"""Text boxes: a skewed page, labels wrapped inside a cell, OCR lines split at wide gaps, leaders skipped."""
 from __future__ import annotations
 
 import pytest
 
 from stages.extraction.rules import OcrLine, extract_rules
+from stages.extraction.rules.lines import after_leader
 from tests.stages.extraction.rules.helpers import EXPECTED, INS_ID, PH_ID, TODAY, box, rotate, rows, values
 
 
@@ -102,3 +103,10 @@ def test_a_numbered_clause_is_never_the_value_of_a_label_above_it() -> None:
              box("保险费。", 66, 795), box("2.本保险合同由保险条款、投保单、保险单、批单以及其他书面协议共同构", 64, 828)]
     assert values(lines)["premium"] is None
     assert values(rows(("保险费", ""), ("1,200.00元", "")))["premium"] == "1200.00"  # a value below still counts
+
+
+def test_after_leader_skips_the_leader_run_only_up_to_end() -> None:
+    assert after_leader("……广东省", 0) == 2
+    assert after_leader("地址:——广东省", 2) == 5
+    assert after_leader("....", 0, 2) == 2
+    assert after_leader("广东省", 0) == 0
