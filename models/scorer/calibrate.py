@@ -14,7 +14,10 @@ probabilities of empty fields with no candidate at all left for them, ``null_ok_
 empty fields (no candidate left at a P that counts; both kinds as ``stages/extraction/learned/scorer.py:
 empty_kind`` tells them),
 ``weak_reading`` the map of P for values read with a character below ``WEAK_READING``, fitted on them alone (the
-isotonic map is then fitted on the others)."""
+isotonic map is then fitted on the others), ``platt`` (with ``--map platt``) Platt scaling of P with an
+offset per page capture, fitted on the same values as the isotonic map, which it replaces where there are
+MIN_PLATT wrong and right values to fit it on (docs/decisions.md, "A map of the learned P per
+capture")."""
 from __future__ import annotations
 
 import argparse
@@ -27,7 +30,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from stages.contracts.fields import FIELD_KEYS
-from stages.extraction.learned.scorer import FREE, NONE_LEFT, REST, WEAK_READING, ScoreCalibrator, empty_kind
+from stages.extraction.learned.scorer import FREE, NONE_LEFT, REST, WEAK_READING, ScoreCalibrator, empty_kind, logit
 
 log = logging.getLogger("models.scorer.calibrate")
 
@@ -36,6 +39,9 @@ EDGES = (0.2, 0.4, 0.6, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999)  # bin edges o
 AGREE_EDGES = (0.9, 0.95, 0.98, 0.99, 0.995, 0.999)  # bin edges on the rules' confidence of a shared value
 MIN_AGREE = 100  # shared values of a capture needed before its map is fitted
 MAPPED_CAPTURES = ("fax", "photo")  # the captures the rules' calibrator was not fitted on (it saw clean scans)
+PLATT_CAPTURES = ("photo", "fax")  # the captures with an offset of their own in the Platt map (scans: none)
+PLATT_RIDGE = 1.0  # L2 penalty on those offsets, in draw-weighted values: a capture with few values stays near 0
+MIN_PLATT = 10  # wrong values, and right ones, needed to fit the Platt map (else the isotonic map holds)
 
 
 def monotone(y: Sequence[float], w: Sequence[float]) -> list[float]:
@@ -106,24 +112,51 @@ def _map(found: Sequence[dict[str, Any]]) -> tuple[tuple[float, ...], tuple[floa
                       EDGES, np.array([_w(s) for s in found]))
 
 
+def fit_platt(found: Sequence[dict[str, Any]]) -> tuple[tuple[float, ...], dict[str, float]]:
+    """Logistic regression of correct on [1, logit(P), one indicator per PLATT_CAPTURES] by Newton's method,
+    draw-weighted, the capture offsets L2-penalized by PLATT_RIDGE: ((intercept, slope), offset per capture).
+    Empty when there are fewer than MIN_PLATT wrong or right values."""
+    y = np.array([float(s["correct"]) for s in found])
+    if len(y) == 0 or min(int(y.sum()), int(len(y) - y.sum())) < MIN_PLATT:
+        return (), {}
+    w = np.array([_w(s) for s in found])
+    caps = [s.get("capture") or "scan" for s in found]
+    x = np.column_stack([np.ones(len(y)), [logit(float(s["score"])) for s in found]]
+                        + [[float(c == cap) for c in caps] for cap in PLATT_CAPTURES])
+    penalty = np.diag([0.0, 0.0] + [2.0 * PLATT_RIDGE] * len(PLATT_CAPTURES))
+    beta = np.zeros(x.shape[1])
+    for _ in range(100):
+        p = 1.0 / (1.0 + np.exp(-np.clip(x @ beta, -40, 40)))
+        grad = x.T @ (w * (p - y)) + penalty @ beta
+        hess = (x * (w * p * (1 - p))[:, None]).T @ x + penalty + 1e-9 * np.eye(len(beta))
+        step = np.linalg.solve(hess, grad)
+        beta -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    offsets = {cap: round(float(b), 6) for cap, b in zip(PLATT_CAPTURES, beta[2:])}
+    return (round(float(beta[0]), 6), round(float(beta[1]), 6)), offsets
+
+
 def fit_calibration(samples: Sequence[dict[str, Any]], version: str,
-                    absent_only: Sequence[dict[str, Any]] = ()) -> ScoreCalibrator:
+                    absent_only: Sequence[dict[str, Any]] = (), value_map: str = "isotonic") -> ScoreCalibrator:
     """Samples that record the rules' own decision (``rules_agree``, ``rules_found``) fit the map of P on the
     fields whose value the rules do not share (where P alone makes the confidence,
     ``stages/extraction/learned/confidence.py``), ``null_ok_none_left`` on the fields both left empty with nothing
     left for them, ``null_ok_free`` on the other free fields both left empty, ``null_ok`` on the others both left
     empty, and ``null_ok_against_rules`` on those the rules found a value for. ``absent_only``: more samples
-    whose empty fields join the absent rates (a document gives few empty fields, a map many values)."""
+    whose empty fields join the absent rates (a document gives few empty fields, a map many values).
+    ``value_map``: "platt" fits the Platt map too (:func:`fit_platt`), "isotonic" the isotonic map alone."""
     paired = bool(samples) and all("rules_agree" in s for s in samples)
     found = [s for s in samples if s["found"] and s["score"] is not None and not (paired and s["rules_agree"])]
     weak = [s for s in found if _weak(s)]
     found = [s for s in found if not _weak(s)]
     xs, ys = _map(found)
     wx, wy = _map(weak) if weak else ((), ())
+    platt, offsets = fit_platt(found) if value_map == "platt" else ((), {})
     for_absent = list(samples) + [s for s in absent_only if not s["found"]]
     if not paired:
         return ScoreCalibrator(xs, ys, {k: _absent_share(for_absent, k) for k in FIELD_KEYS}, 0.5, version,
-                               weak_x=wx, weak_y=wy)
+                               weak_x=wx, weak_y=wy, platt=platt, platt_capture=offsets)
     both = [s for s in for_absent if not s["rules_found"]]
     against = [s for s in for_absent if s["rules_found"]]
     # empty fields with their vacant P recorded: nothing left, free, the rest; each rate fitted on its own
@@ -131,7 +164,7 @@ def fit_calibration(samples: Sequence[dict[str, Any]], version: str,
     return ScoreCalibrator(tuple(xs), tuple(ys), {k: _absent_share(rest, k) for k in FIELD_KEYS}, 0.5, version,
                            {k: _absent_share(against, k) for k in FIELD_KEYS}, agree_maps(samples),
                            {k: _absent_share(free, k) for k in FIELD_KEYS} if free or none_left else {}, wx, wy,
-                           {k: _absent_share(none_left, k) for k in FIELD_KEYS} if none_left else {})
+                           {k: _absent_share(none_left, k) for k in FIELD_KEYS} if none_left else {}, platt, offsets)
 
 
 def draw_weight(label: str, labels: Sequence[str]) -> float:
@@ -149,6 +182,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     help="more result label(s) whose empty fields join the absent rates only")
     ap.add_argument("--out", type=Path, default=Path("models/weights/scorer/calibration.json"))
     ap.add_argument("--version", default="learned-1")
+    ap.add_argument("--map", choices=("isotonic", "platt"), default="isotonic",
+                    help="the map of P for values the rules do not share (platt falls back to isotonic on few errors)")
+    ap.add_argument("--onto", type=Path,
+                    help="with --map platt: write this calibration file with only its Platt map refitted (its maps "
+                         "and absent rates, fitted on more documents, are kept)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     pooled: dict[str, list] = {}
@@ -157,13 +195,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     samples = [dict(s, weight=draw_weight(label, args.label)) for label in args.label for s in pooled[label]]
     absent_only = [dict(s, weight=draw_weight(label, args.absent_label)) for label in args.absent_label
                    for s in pooled[label]]
-    cal = fit_calibration(samples, args.version, absent_only)
+    cal = fit_calibration(samples, args.version, absent_only, args.map)
     found = sum(1 for s in samples if s["found"])
     extra = {"fitted_on": {"reports": [p.name for p in args.report], "labels": args.label, "fields_found": found,
                            "fields": len(samples), "absent_labels": args.absent_label},
              "command": "PYTHONPATH=$PWD python -m models.scorer.calibrate " + " ".join(argv or sys.argv[1:])}
-    args.out.write_text(json.dumps(cal.to_json(extra), ensure_ascii=False, indent=1), encoding="utf-8")
-    log.info("wrote %s (%d breakpoints, %d found fields)", args.out, len(cal.iso_x), found)
+    out = cal.to_json(extra)
+    if args.onto:
+        base = json.loads(args.onto.read_text(encoding="utf-8"))
+        extra["onto"] = {k: base.get(k) for k in ("version", "fitted_on", "command")}
+        out = {**base, "version": args.version, "platt": out["platt"], **extra}
+    args.out.write_text(json.dumps(out, ensure_ascii=False, indent=1), encoding="utf-8")
+    log.info("wrote %s (%d breakpoints, Platt %s %s, %d found fields)", args.out, len(cal.iso_x), cal.platt,
+             dict(cal.platt_capture), found)
     return 0
 
 

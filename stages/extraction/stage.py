@@ -252,11 +252,11 @@ class ExtractionStage:
         capture = document_capture({p.capture for p in pages})
         assembler = copy.copy(self.assembler)  # the same decisions, confidence from both calibrators
         assembler.calibrators = {**calibrators, "learned": AgreementCalibrator(calibrators["learned"], agree, rules_found,
-                                                                               vacant, capture)}
+                                                                               vacant, capture, captures)}
         fields, reasons, diagnostics = assembler.assemble(cands, lines, today, flag_disagreement=(),
                                                           decisions=decisions)
         diagnostics["rules"] = {"agree": sorted(agree), "found": sorted(rules.values),
-                                "agree_confidence": raw_agree, "capture": {k: captures[k] for k in raw_agree},
+                                "agree_confidence": raw_agree, "capture": captures,
                                 "document_capture": capture}
         return fields, reasons, diagnostics
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Collection, Mapping, Optional, Protocol
 
+from stages.extraction.learned.scorer import ScoreCalibrator
+
 # the rules' reasons that withhold their confidence from a field: what the rules' routing would have checked
 _RULES_DOUBT = ("invalid", "low_confidence", "weak_evidence", "close_rival", "extractors_disagree")
 
@@ -51,9 +53,14 @@ class AgreementCalibrator:
     rules_found: Collection[str] = ()
     vacant: Mapping[str, float] = field(default_factory=dict)  # per empty field, its vacant P (learned.extract)
     capture: str = "scan"  # the document's capture (document_capture)
+    captures: Mapping[str, str] = field(default_factory=dict)  # per found field, the capture of its value's page
 
     def confidence(self, ev: Any) -> float:
-        return max(self.learned.confidence(ev), self.agree.get(ev.key, 0.0))
+        if isinstance(self.learned, ScoreCalibrator):  # its map of P may differ per capture
+            own = self.learned.confidence(ev, self.captures.get(ev.key, self.capture))
+        else:
+            own = self.learned.confidence(ev)
+        return max(own, self.agree.get(ev.key, 0.0))
 
     def absent_ok(self, key: str) -> float:
         """P(really absent) as the learned calibration estimates it: where the rules found a value, at the rate

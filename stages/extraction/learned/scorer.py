@@ -1,9 +1,10 @@
 """The runtime scorer: P(candidate is its field's value) from the feature vector, by a LightGBM binary model
-trained with ``python -m models.scorer.train`` (``models/weights/scorer/scorer.txt``), and the isotonic map of
-that probability onto P(the field's output value is correct) fitted on dev outputs (``calibration.json``)."""
+trained with ``python -m models.scorer.train`` (``models/weights/scorer/scorer.txt``), and the map of that
+probability onto P(the field's output value is correct) fitted on dev outputs (``calibration.json``)."""
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional
@@ -75,7 +76,8 @@ class Scorer:
 
 @dataclass(frozen=True)
 class ScoreCalibrator:
-    """Confidence of a field = isotonic map of the scorer's P of the chosen candidate; ``null_ok[key]`` =
+    """Confidence of a field = a map of the scorer's P of the chosen candidate (Platt scaling with an offset per
+    page capture where the file has it, else an isotonic map); ``null_ok[key]`` =
     P(the field is really absent | the decision left it empty), or of a free empty field ``null_ok_free[key]``
     (:meth:`absent_given`). Duck-types
     :class:`~stages.extraction.confidence.Calibrator` for the field assembler (``confidence(ev)`` reads
@@ -100,11 +102,20 @@ class ScoreCalibrator:
     # P(really absent | left empty, the rules found nothing either, nothing at all left for it: NONE_LEFT); where
     # the file has these, null_ok_free is fitted on the FREE fields alone (a candidate left, at P below VACANT_FREE)
     null_ok_none_left: Mapping[str, float] = field(default_factory=dict)
+    # Platt scaling of P for the values read without an unsure character: P(correct) = sigmoid(platt[0] +
+    # platt[1] * logit(P) + platt_capture[capture of the value's page]); where the file has it, it replaces the
+    # isotonic map (docs/decisions.md, "A map of the learned P per capture")
+    platt: tuple[float, ...] = ()
+    platt_capture: Mapping[str, float] = field(default_factory=dict)
 
-    def confidence(self, ev: Any) -> float:
+    def confidence(self, ev: Any, capture: str = "scan") -> float:
+        """P(the value is correct) from its evidence's P (``ev.score``) and least sure character (``ev.rec_min``),
+        on a page of this ``capture``."""
         p = float(ev.score)
         if self.weak_x and float(getattr(ev, "rec_min", 1.0)) < WEAK_READING:
             p = float(np.interp(p, self.weak_x, self.weak_y))
+        elif self.platt:
+            p = platt_map(p, self.platt, self.platt_capture.get(capture, 0.0))
         elif self.iso_x:
             p = float(np.interp(p, self.iso_x, self.iso_y))
         return min(1.0, max(0.0, p))
@@ -148,7 +159,8 @@ class ScoreCalibrator:
                "agree_maps": {c: {"x": list(x), "y": list(y)} for c, (x, y) in self.agree_maps.items()},
                "null_ok_free": dict(self.null_ok_free), "vacant_free": VACANT_FREE,
                "null_ok_none_left": dict(self.null_ok_none_left),
-               "weak_reading": {"below": WEAK_READING, "x": list(self.weak_x), "y": list(self.weak_y)}}
+               "weak_reading": {"below": WEAK_READING, "x": list(self.weak_x), "y": list(self.weak_y)},
+               "platt": {"coef": list(self.platt), "capture": dict(self.platt_capture)}}
         out.update(extra or {})
         return out
 
@@ -166,7 +178,21 @@ class ScoreCalibrator:
         return cls(*_xy(data.get("isotonic")), _rates(data.get("null_ok")),
                    float(data.get("default_null_ok", 0.5)), str(data.get("version", "")),
                    _rates(data.get("null_ok_against_rules")), _maps(data.get("agree_maps")),
-                   _rates(data.get("null_ok_free")), *_xy(weak), _rates(data.get("null_ok_none_left")))
+                   _rates(data.get("null_ok_free")), *_xy(weak), _rates(data.get("null_ok_none_left")),
+                   tuple(float(v) for v in (data.get("platt") or {}).get("coef", ())),
+                   _rates((data.get("platt") or {}).get("capture")))
+
+
+def logit(p: float, eps: float = 1e-4) -> float:
+    """log(p / (1 - p)), with p kept within [eps, 1 - eps] (P is written to 4 decimals: 1.0 reads as 0.9999)."""
+    p = min(1.0 - eps, max(eps, float(p)))
+    return math.log(p / (1.0 - p))
+
+
+def platt_map(p: float, coef: tuple[float, ...], offset: float = 0.0) -> float:
+    """sigmoid(coef[0] + coef[1] * logit(p) + offset)."""
+    z = coef[0] + coef[1] * logit(p) + offset
+    return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
 
 
 def _rates(data: Optional[Mapping[str, Any]]) -> dict[str, float]:

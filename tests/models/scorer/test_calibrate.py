@@ -2,11 +2,13 @@
 maps shared values per capture and values read with an unsure character apart."""
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pytest
 
 from models.scorer.calibrate import draw_weight, fit_calibration, monotone
+from models.scorer.calibrate import main as calibrate_main
 from stages.extraction.learned.scorer import WEAK_READING, ScoreCalibrator
 
 
@@ -148,3 +150,48 @@ def test_absent_only_samples_join_the_absent_rates_and_leave_the_map() -> None:
     assert alone.absent_given("premium", 0.0, "scan") == round(2 / 3, 6)
     assert more.absent_given("premium", 0.0, "scan") == round(10 / 11, 6)
     assert (more.iso_x, more.iso_y) == (alone.iso_x, alone.iso_y)
+
+
+def test_platt_map_is_fitted_per_capture_and_replaces_the_isotonic_map() -> None:
+    """With enough wrong and right values, P is mapped by one slope on logit(P) and an offset per capture: higher P
+    gives higher confidence, a capture whose values err more at the same P gets a lower offset, and a capture with
+    no values of its own keeps the scans' map. With too few errors the isotonic map holds."""
+    def s(correct, score, capture):
+        return {"field": "premium", "found": True, "correct": correct, "truth_absent": False, "score": score,
+                "capture": capture, "evidence": {"rec_min": 0.99}}
+
+    samples = [s(i % 10 != 0, 0.9, "scan") for i in range(200)] + [s(i % 100 != 0, 0.999, "scan") for i in range(400)]
+    samples += [s(i % 4 != 0, 0.9, "fax") for i in range(200)] + [s(i % 20 != 0, 0.999, "fax") for i in range(200)]
+    cal = fit_calibration(samples, "t", value_map="platt")
+    assert len(cal.platt) == 2 and cal.platt[1] > 0
+    assert cal.platt_capture["fax"] < -0.5 and cal.platt_capture["photo"] == 0.0
+    scan_hi, scan_lo = cal.confidence(_Ev(0.999, 0.99), "scan"), cal.confidence(_Ev(0.9, 0.99), "scan")
+    assert 0.95 < scan_hi < 1.0 and 0.8 < scan_lo < scan_hi
+    assert cal.confidence(_Ev(0.999, 0.99), "fax") < scan_hi
+    assert cal.confidence(_Ev(0.999, 0.99), "photo") == scan_hi
+    assert ScoreCalibrator.from_json(cal.to_json()) == cal
+    iso = fit_calibration(samples, "t")  # the default: the isotonic map alone
+    assert not iso.platt and iso.iso_y == cal.iso_y
+    assert iso.confidence(_Ev(0.999, 0.99), "fax") == iso.confidence(_Ev(0.999, 0.99), "scan")
+    few = fit_calibration([s(i % 50 != 0, 0.999, "scan") for i in range(400)], "t", value_map="platt")  # 8 wrong: below MIN_PLATT
+    assert not few.platt and few.confidence(_Ev(0.999, 0.99)) == float(few.iso_y[-1])
+
+
+def test_onto_refits_only_the_platt_map_of_a_calibration_file(tmp_path) -> None:
+    """``--map platt --onto FILE`` writes FILE's maps and absent rates unchanged with a Platt map fitted on the
+    labels, and records the command of both fits."""
+    samples = [{"doc": f"d{i}", "field": "premium", "found": True, "correct": i % 10 != 0, "truth_absent": False,
+                "score": 0.9 if i % 2 else 0.999, "capture": "fax" if i % 3 == 0 else "scan",
+                "evidence": {"rec_min": 0.99}} for i in range(400)]
+    report = tmp_path / "r.json"
+    report.write_text(json.dumps({"samples": {"a/learned": samples}}), encoding="utf-8")
+    base = tmp_path / "base.json"
+    base.write_text(json.dumps(ScoreCalibrator((0.5, 1.0), (0.7, 0.9), {"premium": 0.3}, 0.5, "old").to_json(
+        {"command": "first fit"})), encoding="utf-8")
+    out = tmp_path / "out.json"
+    assert calibrate_main([str(report), "--label", "a/learned", "--map", "platt", "--onto", str(base),
+                           "--version", "new", "--out", str(out)]) == 0
+    cal, old = ScoreCalibrator.from_json(json.loads(out.read_text(encoding="utf-8"))), json.loads(base.read_text())
+    assert cal.platt and cal.version == "new"
+    assert (cal.iso_x, cal.iso_y, dict(cal.null_ok)) == ((0.5, 1.0), (0.7, 0.9), {"premium": 0.3})
+    assert json.loads(out.read_text(encoding="utf-8"))["onto"]["command"] == old["command"] == "first fit"

@@ -47,6 +47,15 @@ def test_disagreeing_or_doubted_value_keeps_the_learned_confidence() -> None:
     assert agree == {}
 
 
+def test_a_value_alone_is_mapped_at_its_page_capture() -> None:
+    """The learned P of a value the rules do not share goes through the map of its own page's capture."""
+    cal = replace(LEARNED, platt=(1.0, 0.5), platt_capture={"fax": -1.0})
+    ev = _Ev("premium", 0.99)
+    assert AgreementCalibrator(cal, {}, captures={"premium": "fax"}).confidence(ev) == cal.confidence(ev, "fax")
+    assert AgreementCalibrator(cal, {}, capture="fax").confidence(ev) == cal.confidence(ev, "fax")  # the document's
+    assert AgreementCalibrator(cal, {}).confidence(ev) == cal.confidence(ev, "scan") > cal.confidence(ev, "fax")
+
+
 def test_empty_field_the_rules_found_uses_the_against_rules_rate() -> None:
     _, rules_found = agreement({"premium": None}, _rules("100.00", 0.999))
     assert rules_found == ["premium"]
