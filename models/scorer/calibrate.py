@@ -30,7 +30,8 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from stages.contracts.fields import FIELD_KEYS
-from stages.extraction.learned.scorer import FREE, NONE_LEFT, REST, WEAK_READING, ScoreCalibrator, empty_kind, logit
+from stages.extraction.evidence import logit
+from stages.extraction.learned.scorer import FREE, NONE_LEFT, REST, WEAK_READING, ScoreCalibrator, empty_kind
 
 log = logging.getLogger("models.scorer.calibrate")
 
@@ -188,6 +189,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     help="with --map platt: write this calibration file with only its Platt map refitted (its maps "
                          "and absent rates, fitted on more documents, are kept)")
     args = ap.parse_args(argv)
+    if args.onto and args.map != "platt":
+        ap.error("--onto refits a file's Platt map: it needs --map platt")
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     pooled: dict[str, list] = {}
     for path in args.report:
@@ -206,8 +209,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         extra["onto"] = {k: base.get(k) for k in ("version", "fitted_on", "command")}
         out = {**base, "version": args.version, "platt": out["platt"], **extra}
     args.out.write_text(json.dumps(out, ensure_ascii=False, indent=1), encoding="utf-8")
-    log.info("wrote %s (%d breakpoints, Platt %s %s, %d found fields)", args.out, len(cal.iso_x), cal.platt,
-             dict(cal.platt_capture), found)
+    log.info("wrote %s (%d breakpoints, Platt %s %s, %d found fields)", args.out,
+             len((out.get("isotonic") or {}).get("x", ())), cal.platt, dict(cal.platt_capture), found)
     return 0
 
 

@@ -6,7 +6,6 @@ Pure numpy."""
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 import logging
@@ -16,7 +15,7 @@ import numpy as np
 
 from stages.contracts.registry import ModelNotFoundError, resolve_weights_dir
 from stages.extraction.adapted import is_adapted
-from stages.extraction.evidence import FEATURE_VERSION, FieldEvidence, feature_names, feature_vector
+from stages.extraction.evidence import FEATURE_VERSION, FieldEvidence, feature_names, feature_vector, logit, sigmoid
 
 log = logging.getLogger(__name__)
 
@@ -29,11 +28,6 @@ INPUTS: tuple[str, ...] = ("evidence", "score")
 def calibration_file(source: str) -> str:
     """The file name of ``source``'s calibrator in a calibration folder."""
     return f"{source}.json"
-
-
-def _logit(p: float, eps: float = 1e-4) -> float:
-    p = min(1 - eps, max(eps, float(p)))
-    return math.log(p / (1 - p))
 
 
 @dataclass(frozen=True)
@@ -56,10 +50,10 @@ class Calibrator:
         if self.input == "score":
             if not self.coef:
                 return min(1.0, max(0.0, float(ev.score)))
-            z = self.coef[0] + self.coef[1] * _logit(ev.score)
+            z = self.coef[0] + self.coef[1] * logit(ev.score)
         else:
             z = float(np.dot(np.asarray(self.coef), feature_vector(ev)))
-        return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
+        return sigmoid(z)
 
     def confidence(self, ev: FieldEvidence) -> float:
         p = self.logistic(ev)

@@ -57,9 +57,15 @@ class FieldEvidence:
         return cls(**dict(d))
 
 
-def _logit(p: float) -> float:
+def logit(p: float) -> float:
+    """log(p / (1 - p)), with p kept within [1e-4, 1 - 1e-4] (P is written to 4 decimals: 1.0 reads as 0.9999)."""
     p = min(1 - _EPS, max(_EPS, float(p)))
     return math.log(p / (1 - p))
+
+
+def sigmoid(z: float) -> float:
+    """1 / (1 + exp(-z)), z clipped to [-40, 40]."""
+    return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
 
 
 # Feature names in vector order. "+" marks evidence that must never lower confidence (the fit constrains
@@ -81,9 +87,9 @@ def feature_vector(ev: FieldEvidence) -> np.ndarray:
     agree = 0.0 if ev.agree is None else (1.0 if ev.agree else -1.0)
     head = [
         1.0,
-        _logit(ev.score),
-        _logit(ev.rec_min),
-        _logit(ev.rec_mean),
+        logit(ev.score),
+        logit(ev.rec_min),
+        logit(ev.rec_mean),
         1.0 if ev.valid else 0.0,
         float(min(ev.n_issues, 3)),
         1.0 if ev.redecoded else 0.0,

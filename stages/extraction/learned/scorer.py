@@ -4,7 +4,6 @@ probability onto P(the field's output value is correct) fitted on dev outputs (`
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional
@@ -12,6 +11,7 @@ from typing import Any, Mapping, Optional
 import numpy as np
 
 from stages.contracts.registry import ModelNotFoundError, resolve_weights_dir
+from stages.extraction.evidence import logit, sigmoid
 from stages.extraction.learned.features import FEATURE_NAMES, FEATURE_VERSION
 
 MODEL_FILE = "scorer.txt"
@@ -183,16 +183,9 @@ class ScoreCalibrator:
                    _rates((data.get("platt") or {}).get("capture")))
 
 
-def logit(p: float, eps: float = 1e-4) -> float:
-    """log(p / (1 - p)), with p kept within [eps, 1 - eps] (P is written to 4 decimals: 1.0 reads as 0.9999)."""
-    p = min(1.0 - eps, max(eps, float(p)))
-    return math.log(p / (1.0 - p))
-
-
 def platt_map(p: float, coef: tuple[float, ...], offset: float = 0.0) -> float:
     """sigmoid(coef[0] + coef[1] * logit(p) + offset)."""
-    z = coef[0] + coef[1] * logit(p) + offset
-    return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
+    return sigmoid(coef[0] + coef[1] * logit(p) + offset)
 
 
 def _rates(data: Optional[Mapping[str, Any]]) -> dict[str, float]:

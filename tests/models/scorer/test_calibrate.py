@@ -195,3 +195,8 @@ def test_onto_refits_only_the_platt_map_of_a_calibration_file(tmp_path) -> None:
     assert cal.platt and cal.version == "new"
     assert (cal.iso_x, cal.iso_y, dict(cal.null_ok)) == ((0.5, 1.0), (0.7, 0.9), {"premium": 0.3})
     assert json.loads(out.read_text(encoding="utf-8"))["onto"]["command"] == old["command"] == "first fit"
+
+
+def test_onto_without_the_platt_map_is_refused(tmp_path) -> None:
+    with pytest.raises(SystemExit):
+        calibrate_main([str(tmp_path / "r.json"), "--label", "a/learned", "--onto", str(tmp_path / "base.json")])
