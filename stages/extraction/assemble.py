@@ -20,9 +20,11 @@ from stages.extraction.decisions import Decision, Proposal, read_value
 from stages.extraction.evidence import FieldEvidence, gather
 from stages.extraction.field_specs import FIELDS
 from stages.extraction.lexicon_reread import lexicon_issues, reread
+from stages.extraction.line_end import may_be_cut
 from stages.extraction.same_person import same_person
 from stages.extraction.wrap import MAY_WRAP, continuation_below
-from stages.extraction.routing import EXTRACTORS_DISAGREE, MAY_CONTINUE, evidence_reasons, route, uncalibrated_reasons
+from stages.extraction.routing import (EXTRACTORS_DISAGREE, MAY_BE_CUT, MAY_CONTINUE, evidence_reasons, route,
+                                      uncalibrated_reasons)
 from stages.postprocess.validate import validate_fields
 from stages.recognition.ctc import CharDict, beam_search_topn
 from stages.contracts.types import TextLine
@@ -247,7 +249,9 @@ class FieldAssembler:
             found, absent, self.required, invalid, self.max_error_rate, self.threshold,
             extra_hard=uncalibrated_reasons(uncalibrated) + [f"{EXTRACTORS_DISAGREE}:{k}" for k in disagree]
             + evidence_reasons(found_evidence, self.min_score, self.min_margin)
-            + [f"{MAY_CONTINUE}:{k}" for k in _may_continue(fields, decisions, lines)],
+            + [f"{MAY_CONTINUE}:{k}" for k in _may_continue(fields, decisions, lines)]
+            + [f"{MAY_BE_CUT}:{k}" for k, d in decisions.items()
+               if fields.get(k) is not None and d is not None and may_be_cut(d.proposal.chars, lines)],
         )
         diagnostics = {
             "redecoded": redecoded,

@@ -148,3 +148,23 @@ def test_an_address_that_text_below_may_continue_goes_to_review(chars):
     lines[0][1] = line("元1702室", 110, 300)  # nothing just below: no such reason
     _, reasons, _ = FieldAssembler(chars, 0.5, ()).assemble({"policyholder_address": [cand]}, lines, TODAY)
     assert "may_continue:policyholder_address" not in reasons
+
+
+def test_a_value_whose_line_box_holds_unread_room_goes_to_review(chars):
+    from dataclasses import replace as _replace
+
+    from tests.stages.extraction.learned.helpers import line
+
+    label, address = "住址：", "山东省青岛市市南区红旗南路509号和谐家园8栋2单元2904"
+    text = label + address
+    cand = Proposal("policyholder_address", address, tuple((0, 0, len(label) + i) for i in range(len(address))),
+                    0.95, "model")
+    read = line(text, 50, 100)  # the box ends half a character past the last one: nothing unread
+    _, reasons, _ = FieldAssembler(chars, 0.5, ()).assemble({"policyholder_address": [cand]}, [[read]], TODAY)
+    assert "may_be_cut:policyholder_address" not in reasons
+    wide = read.polygon.copy()
+    wide[1:3, 0] += 40.0  # two heights of the box past the last character, where nothing was read
+    scale = (read.polygon[1, 0] - read.polygon[0, 0]) / (wide[1, 0] - wide[0, 0])
+    cut = _replace(read, polygon=wide, char_u=tuple(u * scale for u in read.char_u))
+    fields, reasons, diag = FieldAssembler(chars, 0.5, ()).assemble({"policyholder_address": [cand]}, [[cut]], TODAY)
+    assert fields["policyholder_address"]["value"] and "may_be_cut:policyholder_address" in diag["routing"]["hard_reasons"]

@@ -1,0 +1,45 @@
+"""A value that ends its line, whose box reaches on more than a character past its last read character, may have
+lost characters there; a box that ends just after it, a value inside its line or a vertical line is no such case."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from stages.extraction.line_end import ROOM_LIMIT, may_be_cut, room_after
+from tests.stages.extraction.learned.helpers import line
+
+LABEL = "住址："
+ADDRESS = "山东省青岛市市南区红旗南路509号和谐家园8栋2单元2904"
+
+
+def _with_room(text: str, room: float, h: float = 24.0, char_w: float = 20.0):
+    """A line whose characters sit ``char_w`` apart and whose box reaches ``room`` heights past the last one's centre."""
+    ln = line(text, 50, 100, char_w=char_w, h=h)
+    last = 50 + char_w * (len(text) - 0.5)
+    x1 = last + room * h
+    poly = np.array([[50, 100], [x1, 100], [x1, 100 + h], [50, 100 + h]], np.float32)
+    u = tuple((char_w * (i + 0.5)) / (x1 - 50) for i in range(len(text)))
+    return replace(ln, polygon=poly, char_u=u)
+
+
+def _chars(text: str = ADDRESS) -> list[tuple[int, int, int]]:
+    return [(0, 0, len(LABEL) + i) for i in range(len(text))]
+
+
+def test_room_after_is_measured_in_line_heights() -> None:
+    ln = _with_room(LABEL + ADDRESS, 0.6)
+    assert abs(room_after(ln, len(LABEL + ADDRESS) - 1) - 0.6) < 1e-3
+    assert room_after(replace(ln, char_u=()), 3) is None
+    assert room_after(replace(ln, vertical=True), 3) is None
+
+
+def test_a_box_reaching_on_past_the_last_read_character_may_hold_a_lost_one() -> None:
+    assert may_be_cut(_chars(), [[_with_room(LABEL + ADDRESS, ROOM_LIMIT + 0.4)]])
+
+
+def test_what_is_no_cut() -> None:
+    assert not may_be_cut(_chars(), [[_with_room(LABEL + ADDRESS, 0.6)]])  # the box ends just after the value
+    assert not may_be_cut(_chars(), [[_with_room(LABEL + ADDRESS + "室  电话", ROOM_LIMIT + 0.4)]])  # text follows it
+    assert not may_be_cut([], [[_with_room(LABEL + ADDRESS, 2.0)]])
+    assert not may_be_cut(_chars(), [[replace(_with_room(LABEL + ADDRESS, 2.0), vertical=True)]])
