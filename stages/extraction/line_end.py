@@ -30,16 +30,22 @@ def room_after(line: TextLine, index: int) -> Optional[float]:
     return float((1.0 - line.char_u[index]) * length / height)
 
 
-def may_be_cut(chars: Sequence[tuple[int, int, int]], lines: Sequence[Sequence[TextLine]]) -> bool:
-    """Whether the value whose characters are ``chars`` ((page, line, index) references) ends its line with
-    more than ``ROOM_LIMIT`` line heights of its box left unread."""
+def ending_line(chars: Sequence[tuple[int, int, int]], lines: Sequence[Sequence[TextLine]]
+                ) -> Optional[tuple[TextLine, int]]:
+    """(the line, the index of the value's last character on it) when the value whose characters are ``chars``
+    ((page, line, index) references) runs to its line's end (nothing but blanks after it); else None."""
     if not chars:
-        return False
+        return None
     page, li, end = chars[-1]
     if page >= len(lines) or li >= len(lines[page]):
-        return False
+        return None
     line = lines[page][li]
-    if line.text[end + 1:].strip():
-        return False
-    room = room_after(line, end)
+    return None if line.text[end + 1:].strip() else (line, end)
+
+
+def may_be_cut(chars: Sequence[tuple[int, int, int]], lines: Sequence[Sequence[TextLine]]) -> bool:
+    """Whether the value whose characters are ``chars`` ends its line with more than ``ROOM_LIMIT`` line heights
+    of its box left unread."""
+    ending = ending_line(chars, lines)
+    room = room_after(*ending) if ending is not None else None
     return room is not None and room > ROOM_LIMIT

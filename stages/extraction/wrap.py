@@ -8,6 +8,7 @@ from typing import Collection, Optional, Sequence
 
 from stages.contracts.types import TextLine
 from stages.extraction.learned.detectors import SEGMENT_RE
+from stages.extraction.line_end import ending_line
 from stages.extraction.rules.lexicon import ALL_ATTR_WORDS, LABEL_RE, ROLE_WORDS
 from stages.extraction.rules.lines import prepare_line, same_row
 
@@ -43,12 +44,10 @@ def continuation_below(chars: Sequence[tuple[int, int, int]], lines: Sequence[Se
                        claimed: Collection[str]) -> Optional[str]:
     """The text segment that may continue a value whose characters are ``chars`` ((page, line, index) references)
     on the line below, or None. ``claimed``: the texts of the document's other fields."""
-    if not chars:
+    ending = ending_line(chars, lines)
+    if ending is None or ending[0].vertical:
         return None
-    page, li, end = chars[-1]
-    line = lines[page][li]
-    if line.vertical or line.text[end + 1:].strip():
-        return None
+    page, li, _ = chars[-1]
     start = min(c[2] for c in chars if c[:2] == (page, li))
     below = _nearest_below(lines[page], li, start)
     if below is None:
