@@ -27,9 +27,17 @@ from stages.extraction.learned.scorer import MODEL_FILE
 
 log = logging.getLogger(__name__)
 
-# weight of one correction row against one synthetic row (docs/decisions.md: the few-shot families and the
-# other-layouts check with 1, 5 and 20 corrected documents)
+# weight of one correction row against one synthetic row where the synthetic rows weigh SYNTHETIC_REFERENCE in all
+# (docs/decisions.md: the few-shot families and the other-layouts check with 1, 5 and 20 corrected documents, on
+# 49,321 synthetic rows); with more synthetic weight a correction row weighs proportionally more, so that the
+# corrections keep the share of the fit that was measured
 CORRECTION_WEIGHT = 20.0
+SYNTHETIC_REFERENCE = 49_321.0
+
+
+def correction_weight(synthetic_weight: float, weight: float = CORRECTION_WEIGHT) -> float:
+    """The weight of one correction row beside synthetic rows weighing ``synthetic_weight`` in all."""
+    return weight * max(1.0, synthetic_weight / SYNTHETIC_REFERENCE)
 
 
 @dataclass(frozen=True)
@@ -129,8 +137,9 @@ def refit(pairs: Sequence[tuple[Path, dict]], adapted: Path, synthetic: Path,
           weight: float = CORRECTION_WEIGHT, today: Optional[date] = None, seed: int = 0,
           rounds: int = ROUNDS) -> dict[str, Any]:
     """Fit the scorer on the synthetic rows (``synthetic``: a ``rows.npz``, weight 1) and the corrected documents'
-    rows (weight ``weight``); write it to ``adapted/scorer/scorer.txt``. Returns the manifest's ``scorer`` entry
-    (``{"refit": false, "reason": ...}`` when there is nothing to refit with)."""
+    rows (weight ``weight``, scaled by :func:`correction_weight`); write it to ``adapted/scorer/scorer.txt``.
+    Returns the manifest's ``scorer`` entry (``{"refit": false, "reason": ...}`` when there is nothing to refit
+    with)."""
     t0 = time.perf_counter()
     if not Path(synthetic).is_file():
         return {"refit": False, "reason": f"no synthetic training rows ({synthetic})"}
@@ -142,6 +151,7 @@ def refit(pairs: Sequence[tuple[Path, dict]], adapted: Path, synthetic: Path,
     x, y, w = load_rows(Path(synthetic))
     if x.shape[1] != rows.features.shape[1]:
         return {"refit": False, "reason": "synthetic rows have other features; retrain the scorer"}
+    weight = correction_weight(float(w.sum()), weight)
     scorer = fit(np.concatenate([x, rows.features]), np.concatenate([y, rows.labels]),
                  np.concatenate([w, np.full(len(rows.labels), weight, np.float32)]), seed=seed, rounds=rounds)
     out = Path(adapted) / SCORER_SUBDIR
@@ -151,7 +161,7 @@ def refit(pairs: Sequence[tuple[Path, dict]], adapted: Path, synthetic: Path,
         "refit": True, "file": f"{SCORER_SUBDIR}/{MODEL_FILE}", "synthetic_rows": str(Path(synthetic).resolve()),
         "rows": {"synthetic": int(len(y)), "synthetic_positive": int(y.sum()),
                  "corrections": int(len(rows.labels)), "corrections_positive": int(rows.labels.sum())},
-        "weights": {"synthetic": 1.0, "corrections": weight}, "documents": list(rows.documents),
+        "weights": {"synthetic": 1.0, "corrections": round(weight, 2)}, "documents": list(rows.documents),
         "skipped": skipped, "lines_from_record": rows.from_record, "seed": seed, "rounds": rounds,
         "seconds": {"read": round(read_s, 1), "fit": round(time.perf_counter() - t0 - read_s, 1)},
     }

@@ -54,14 +54,16 @@ def truth_document(path: Path) -> Optional[Document]:
     return Document(f"{path.parent.name}/{path.name}", [lines], [(float(data["width"]), float(data["height"]))], data["fields"])
 
 
-def cached_document(doc: CachedDocument) -> Document:
-    return Document(doc.name, doc.lines, [(float(p.width), float(p.height)) for p in doc.pages], doc.truth["fields"])
+def cached_document(doc: CachedDocument, folder: str) -> Document:
+    """An OCR-cached page, named like a ground-truth one (``folder/name``): caches of several generator runs hold the
+    same file names, and a document's name keys its withheld wordings and its id in ``rows.npz``."""
+    return Document(f"{folder}/{doc.name}", doc.lines, [(float(p.width), float(p.height)) for p in doc.pages], doc.truth["fields"])
 
 
 def load_documents(truth_dirs: Sequence[Path] = (), ocr_dirs: Sequence[Path] = ()) -> list[Document]:
     docs = [d for folder in truth_dirs for p in sorted(Path(folder).glob("*.json"))
             if (d := truth_document(p)) is not None]
-    docs += [cached_document(d) for folder in ocr_dirs for d in load_folder(Path(folder))]
+    docs += [cached_document(d, Path(folder).name) for folder in ocr_dirs for d in load_folder(Path(folder))]
     return docs
 
 

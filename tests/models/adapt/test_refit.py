@@ -1,6 +1,6 @@
 """The adaptation's scorer refit: corrected documents' rows come from the runtime's own feature code with the
-learned wordings, and a scorer refit from three corrected documents decides better on more documents of their
-layout."""
+learned wordings, a scorer refit from three corrected documents decides better on more documents of their
+layout, and the corrections keep their share of the fit beside more synthetic rows."""
 from __future__ import annotations
 
 import json
@@ -12,7 +12,8 @@ import pytest
 
 from models.adapt.folder import write_adapted
 from models.adapt.labelled import read_label_folder
-from models.adapt.refit import CORRECTION_WEIGHT, corrected_rows, corrected_truth, record_lines
+from models.adapt.refit import (CORRECTION_WEIGHT, SYNTHETIC_REFERENCE, corrected_rows, corrected_truth,
+                               correction_weight, record_lines)
 from models.scorer.fit import fit
 from models.scorer.train import ROWS_FILE, char_dict, load_rows
 from samples.synth.document import generate_document
@@ -116,3 +117,10 @@ def test_a_scorer_refit_from_three_corrected_documents_changes_decisions(chars, 
     assert changed > 0
     assert len(right_after) >= len(right_before)
     assert np.mean(right_after) > np.mean(right_before)
+
+
+def test_corrections_keep_their_measured_share_beside_more_synthetic_rows() -> None:
+    assert correction_weight(SYNTHETIC_REFERENCE) == CORRECTION_WEIGHT
+    assert correction_weight(2.5 * SYNTHETIC_REFERENCE) == 2.5 * CORRECTION_WEIGHT
+    assert correction_weight(8000.0) == CORRECTION_WEIGHT  # fewer synthetic rows: never below the measured weight
+    assert correction_weight(2 * SYNTHETIC_REFERENCE, 5.0) == 10.0

@@ -1,13 +1,16 @@
-"""Novel wordings for training: the chosen fields' labels are replaced in place by strings no lexicon label occurs
-in, one per label text; everything else on the page stays as it was."""
+"""Training documents: OCR caches of several generator runs keep their documents apart by folder; novel wordings
+replace the chosen fields' labels in place by strings no lexicon label occurs in, one per label text; everything
+else on the page stays as it was."""
 from __future__ import annotations
 
+import pickle
 import random
+from pathlib import Path
 
 import numpy as np
 
-from models.scorer.data import Document, novel_pool, novel_wordings
-from stages.contracts.types import TextLine
+from models.scorer.data import Document, load_documents, novel_pool, novel_wordings
+from stages.contracts.types import Page, TextLine
 from stages.extraction.rules.lexicon import FULL_LEXICON
 
 
@@ -29,3 +32,20 @@ def test_labels_of_the_chosen_fields_get_novel_wordings_in_place() -> None:
     assert FULL_LEXICON.pattern.search(new[1][:4]) is None
     assert all(ch in pool for ch in new[1][:4]) and not set(new[1][:4]) & set("投保被受益人")
     assert out.lines[0][1].char_probs == lines[1].char_probs
+
+
+def _cache(folder: Path, name: str, text: str) -> None:
+    folder.mkdir()
+    page = Page(0, None)  # as the cache writes it: the page without pixels, its shape beside it
+    record = {"name": name, "lines": [[_line(text, 0)]], "pages": [(page, (1000, 800, 3))],
+              "truth": {"fields": {"policyholder_name": text}}}
+    (folder / (Path(name).stem + ".pkl")).write_bytes(pickle.dumps(record))
+
+
+def test_ocr_caches_of_two_runs_keep_same_named_documents_apart(tmp_path) -> None:
+    _cache(tmp_path / "run_a", "train_00000.jpg", "张三")
+    _cache(tmp_path / "run_b", "train_00000.jpg", "李四")
+    docs = load_documents((), [tmp_path / "run_a", tmp_path / "run_b"])
+    assert [d.name for d in docs] == ["run_a/train_00000.jpg", "run_b/train_00000.jpg"]
+    assert [d.truth["policyholder_name"] for d in docs] == ["张三", "李四"]
+    assert docs[0].page_sizes == [(800.0, 1000.0)]
