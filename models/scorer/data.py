@@ -55,9 +55,10 @@ def truth_document(path: Path) -> Optional[Document]:
 
 
 def cached_document(doc: CachedDocument, folder: str) -> Document:
-    """An OCR-cached page, named like a ground-truth one (``folder/name``): caches of several generator runs hold the
-    same file names, and a document's name keys its withheld wordings and its id in ``rows.npz``."""
-    return Document(f"{folder}/{doc.name}", doc.lines, [(float(p.width), float(p.height)) for p in doc.pages], doc.truth["fields"])
+    """An OCR-cached page, named like a ground-truth one (``folder/name``): caches of several generator runs hold
+    the same file names, and a document's name keys its withheld wordings and its id in ``rows.npz``."""
+    sizes = [(float(p.width), float(p.height)) for p in doc.pages]
+    return Document(f"{folder}/{doc.name}", doc.lines, sizes, doc.truth["fields"])
 
 
 def load_documents(truth_dirs: Sequence[Path] = (), ocr_dirs: Sequence[Path] = ()) -> list[Document]:

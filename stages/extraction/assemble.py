@@ -249,9 +249,7 @@ class FieldAssembler:
             found, absent, self.required, invalid, self.max_error_rate, self.threshold,
             extra_hard=uncalibrated_reasons(uncalibrated) + [f"{EXTRACTORS_DISAGREE}:{k}" for k in disagree]
             + evidence_reasons(found_evidence, self.min_score, self.min_margin)
-            + [f"{MAY_CONTINUE}:{k}" for k in _may_continue(fields, decisions, lines)]
-            + [f"{MAY_BE_CUT}:{k}" for k, d in decisions.items()
-               if fields.get(k) is not None and d is not None and may_be_cut(d.proposal.chars, lines)],
+            + _line_end_reasons(fields, decisions, lines),
         )
         diagnostics = {
             "redecoded": redecoded,
@@ -264,15 +262,17 @@ class FieldAssembler:
         return fields, list(routing.reasons), diagnostics
 
 
-def _may_continue(fields: Mapping[str, Any], decisions: Mapping[str, Optional[Decision]],
-                  lines: Sequence[Sequence[TextLine]]) -> list[str]:
-    """The fields whose value a line wrap may have cut (stages/extraction/wrap.py)."""
-    out = []
+def _line_end_reasons(fields: Mapping[str, Any], decisions: Mapping[str, Optional[Decision]],
+                      lines: Sequence[Sequence[TextLine]]) -> list[str]:
+    """Hard reasons for found values whose line's end may have lost text: ``may_continue`` where a line wrap may
+    have cut one (stages/extraction/wrap.py), then ``may_be_cut`` where its box holds unread room
+    (stages/extraction/line_end.py)."""
+    found = {k: d for k, d in decisions.items() if d is not None and fields.get(k) is not None}
+    wrapped = []
     for key in MAY_WRAP:
-        d = decisions.get(key)
-        if fields.get(key) is None or d is None:
+        if key not in found:
             continue
         claimed = [f["text"] for k, f in fields.items() if f is not None and k != key and f.get("text")]
-        if continuation_below(d.proposal.chars, lines, claimed) is not None:
-            out.append(key)
-    return out
+        if continuation_below(found[key].proposal.chars, lines, claimed) is not None:
+            wrapped.append(f"{MAY_CONTINUE}:{key}")
+    return wrapped + [f"{MAY_BE_CUT}:{k}" for k, d in found.items() if may_be_cut(d.proposal.chars, lines)]
