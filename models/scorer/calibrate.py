@@ -8,8 +8,8 @@ P(value correct), and per field P(really absent | left empty), on DEV outputs wr
 The file (format ``docpipe-score-calibration``) is read by :func:`stages.extraction.learned.scorer.
 load_score_calibrator`: ``isotonic.x``/``isotonic.y`` are the breakpoints of a monotone piecewise-linear map of P (bins of P, each
 bin's add-one smoothed share of correct values, made monotone),
-``null_ok`` the absent-field probabilities (add-one smoothed), ``agree_maps`` per page capture the map of the rules'
-confidence of a value the learned decision shares onto P(correct), ``null_ok_none_left`` the absent-field
+``null_ok`` the absent-field probabilities (add-one smoothed), ``shared`` the map of P for values the rules' own
+decision shares, fitted on those values alone, ``null_ok_none_left`` the absent-field
 probabilities of empty fields with no candidate at all left for them, ``null_ok_free`` those of the other free
 empty fields (no candidate left at a P that counts; both kinds as ``stages/extraction/learned/scorer.py:
 empty_kind`` tells them),
@@ -37,9 +37,6 @@ log = logging.getLogger("models.scorer.calibrate")
 
 
 EDGES = (0.2, 0.4, 0.6, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999)  # bin edges on the scorer's P
-AGREE_EDGES = (0.9, 0.95, 0.98, 0.99, 0.995, 0.999)  # bin edges on the rules' confidence of a shared value
-MIN_AGREE = 100  # shared values of a capture needed before its map is fitted
-MAPPED_CAPTURES = ("fax", "photo")  # the captures the rules' calibrator was not fitted on (it saw clean scans)
 PLATT_CAPTURES = ("photo", "fax")  # the captures with an offset of their own in the Platt map (scans: none)
 PLATT_RIDGE = 1.0  # L2 penalty on those offsets, in draw-weighted values: a capture with few values stays near 0
 MIN_PLATT = 10  # wrong values, and right ones, needed to fit the Platt map (else the isotonic map holds)
@@ -81,21 +78,6 @@ def binned_map(x: np.ndarray, y: np.ndarray, edges: Sequence[float], w: Optional
     by = np.array([((w[b] * y[b]).sum() + 1.0) / (w[b].sum() + 2.0) for b in bins])
     return (tuple(round(float(v), 6) for v in bx),
             tuple(round(v, 6) for v in monotone(by, [w[b].sum() for b in bins])))
-
-
-def agree_maps(samples: Sequence[dict[str, Any]]) -> dict[str, tuple[tuple[float, ...], tuple[float, ...]]]:
-    """Per page capture, the map of the rules' confidence of a value the learned decision shares onto P(correct),
-    on the samples that record it (``rules_confidence``, ``capture``), for the captures the rules' calibrator was
-    not fitted on (MAPPED_CAPTURES); a capture with fewer than MIN_AGREE shared values keeps the rules' confidence."""
-    out = {}
-    shared = [s for s in samples if s.get("rules_agree") and s.get("rules_confidence") is not None]
-    for capture in MAPPED_CAPTURES:
-        mine = [s for s in shared if (s.get("capture") or "scan") == capture]
-        if len(mine) >= MIN_AGREE:
-            out[capture] = binned_map(np.array([float(s["rules_confidence"]) for s in mine]),
-                                      np.array([float(s["correct"]) for s in mine]), AGREE_EDGES,
-                                      np.array([_w(s) for s in mine]))
-    return out
 
 
 def _empty_kind(sample: dict[str, Any]) -> str:
@@ -141,8 +123,8 @@ def fit_platt(found: Sequence[dict[str, Any]]) -> tuple[tuple[float, ...], dict[
 def fit_calibration(samples: Sequence[dict[str, Any]], version: str,
                     absent_only: Sequence[dict[str, Any]] = (), value_map: str = "isotonic") -> ScoreCalibrator:
     """Samples that record the rules' own decision (``rules_agree``, ``rules_found``) fit the map of P on the
-    fields whose value the rules do not share (where P alone makes the confidence,
-    ``stages/extraction/learned/confidence.py``), ``null_ok_none_left`` on the fields both left empty with nothing
+    fields whose value the rules do not share, the ``shared`` map of P on those whose value they share
+    (``stages/extraction/learned/confidence.py``), ``null_ok_none_left`` on the fields both left empty with nothing
     left for them, ``null_ok_free`` on the other free fields both left empty, ``null_ok`` on the others both left
     empty, and ``null_ok_against_rules`` on those the rules found a value for. ``absent_only``: more samples
     whose empty fields join the absent rates (a document gives few empty fields, a map many values).
@@ -153,6 +135,8 @@ def fit_calibration(samples: Sequence[dict[str, Any]], version: str,
     found = [s for s in found if not _weak(s)]
     xs, ys = _map(found)
     wx, wy = _map(weak) if weak else ((), ())
+    shared = [s for s in samples if paired and s["rules_agree"] and s["found"] and s["score"] is not None]
+    sx, sy = _map(shared) if shared else ((), ())
     platt, offsets = fit_platt(found) if value_map == "platt" else ((), {})
     for_absent = list(samples) + [s for s in absent_only if not s["found"]]
     if not paired:
@@ -163,9 +147,11 @@ def fit_calibration(samples: Sequence[dict[str, Any]], version: str,
     # empty fields with their vacant P recorded: nothing left, free, the rest; each rate fitted on its own
     none_left, free, rest = ([s for s in both if _empty_kind(s) == kind] for kind in (NONE_LEFT, FREE, REST))
     return ScoreCalibrator(tuple(xs), tuple(ys), {k: _absent_share(rest, k) for k in FIELD_KEYS}, 0.5, version,
-                           {k: _absent_share(against, k) for k in FIELD_KEYS}, agree_maps(samples),
-                           {k: _absent_share(free, k) for k in FIELD_KEYS} if free or none_left else {}, wx, wy,
-                           {k: _absent_share(none_left, k) for k in FIELD_KEYS} if none_left else {}, platt, offsets)
+                           {k: _absent_share(against, k) for k in FIELD_KEYS},
+                           null_ok_free={k: _absent_share(free, k) for k in FIELD_KEYS} if free or none_left else {},
+                           weak_x=wx, weak_y=wy,
+                           null_ok_none_left={k: _absent_share(none_left, k) for k in FIELD_KEYS} if none_left else {},
+                           platt=platt, platt_capture=offsets, shared_x=sx, shared_y=sy)
 
 
 def draw_weight(label: str, labels: Sequence[str]) -> float:

@@ -242,13 +242,8 @@ class ExtractionStage:
         rules_cands, _ = arrange_all({}, self.prefer, {}, self.rules_candidates(lines, today, by_rules), today)
         rules = RulesView.from_assembled(*self.rules_assembler.assemble(rules_cands, lines, today))
         agree, rules_found = agreement(fields, rules)
-        # the rules' calibrator was fitted on clean scans: on faxes and photos their confidence of a shared value goes
-        # through the learned calibration's map for that capture (stages/extraction/learned/scorer.py)
         captures = {k: pages[f["page"]].capture if f["page"] < len(pages) else "scan"
                     for k, f in fields.items() if f is not None}
-        raw_agree = dict(agree)
-        if hasattr(calibrators["learned"], "agreed"):
-            agree = {k: calibrators["learned"].agreed(c, captures[k]) for k, c in agree.items()}
         capture = document_capture({p.capture for p in pages})
         assembler = copy.copy(self.assembler)  # the same decisions, confidence from both calibrators
         assembler.calibrators = {**calibrators, "learned": AgreementCalibrator(calibrators["learned"], agree, rules_found,
@@ -256,7 +251,7 @@ class ExtractionStage:
         fields, reasons, diagnostics = assembler.assemble(cands, lines, today, flag_disagreement=(),
                                                           decisions=decisions)
         diagnostics["rules"] = {"agree": sorted(agree), "found": sorted(rules.values),
-                                "agree_confidence": raw_agree, "capture": captures,
+                                "agree_confidence": agree, "capture": captures,
                                 "document_capture": capture}
         return fields, reasons, diagnostics
 

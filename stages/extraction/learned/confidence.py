@@ -56,6 +56,10 @@ class AgreementCalibrator:
     captures: Mapping[str, str] = field(default_factory=dict)  # per found field, the capture of its value's page
 
     def confidence(self, ev: Any) -> float:
+        if ev.key in self.agree and isinstance(self.learned, ScoreCalibrator):
+            shared = self.learned.shared(ev)  # P(correct | both decisions output this value, P)
+            if shared is not None:
+                return shared
         if isinstance(self.learned, ScoreCalibrator):  # its map of P may differ per capture
             own = self.learned.confidence(ev, self.captures.get(ev.key, self.capture))
         else:

@@ -1,13 +1,15 @@
 """One feature vector per candidate, computed by the same function in training and at runtime: who proposed it,
 the label-like text next to it (left on its line or row, above it, the head of its row) and how that text matches
 each field's wordings, geometry, position, value validity, recognition probabilities, its rivals and ERNIE-Layout's
-probabilities over its characters (stages/extraction/learned/ernie_evidence.py). No field-
-specific scores: the field enters only as a categorical feature, and the scorer learns what each piece means."""
+probabilities over its characters (stages/extraction/learned/ernie_evidence.py), label-like text at the value's own
+edges (a label read glued to it), and where a date stands among the document's dates. No field-specific scores: the
+field enters only as a categorical feature, and the scorer learns what each piece means."""
 from __future__ import annotations
 
 import math
 import re
 from dataclasses import dataclass
+from datetime import date
 from functools import lru_cache
 from typing import Optional, Sequence
 
@@ -21,7 +23,7 @@ from stages.extraction.learned.detectors import fold
 from stages.extraction.learned.ernie_evidence import ERNIE_FEATURES, ErnieEvidence
 from stages.extraction.rules.lexicon import DATE_MEANING_WORDS, Lexicon
 
-FEATURE_VERSION = 2
+FEATURE_VERSION = 3
 
 STRATEGIES = ("label", "label_right", "label_below", "narrative", "pattern", "unknown_label", "same_as_policyholder",
               "date", "amount", "id_number", "phone", "company", "product", "code",
@@ -47,6 +49,7 @@ def _names() -> tuple[str, ...]:
               "values", "support", "support_sources", "rule_rank", "best_rule_score", "other_fields",
               "order", "value_rank", "magnitude", "line_values"]
     names += list(ERNIE_FEATURES)
+    names += ["lead_label", "lead_sim", "tail_label", "tail_sim", "years_after_first", "years_to_next", "years_to_last"]
     return tuple(names)
 
 
@@ -231,6 +234,42 @@ class DocumentFeatures:
         return out
 
 
+_EDGE_LENGTHS = (2, 3, 4)  # the lengths of a value's head and tail compared with the wordings
+_DAYS_PER_YEAR = 365.25
+_NO_DATE = -1.0  # a date feature where there is no date, or no later one
+
+
+def edge_evidence(text: str, lexicon: Lexicon, wordings: tuple[str, ...]) -> list[float]:
+    """lead_label, lead_sim, tail_label, tail_sim of a candidate's text: whether a lexicon label (any kind) opens or
+    closes it with text beyond, and how much its first and last 2-4 characters look like any field's wording (a
+    label the recognizer read glued to the value, ``险种鸿运两全保险``, whether the lexicon knows it or not)."""
+    lead = lexicon.pattern.match(text)
+    tail = any(m.end() == len(text) and m.start() > 0 for m in lexicon.pattern.finditer(text))
+    heads = [_similarity(text[:k], wordings) for k in _EDGE_LENGTHS if k < len(text)]
+    tails = [_similarity(text[-k:], wordings) for k in _EDGE_LENGTHS if k < len(text)]
+    return [float(lead is not None and lead.end() < len(text)), max(heads, default=0), float(tail),
+            max(tails, default=0)]
+
+
+def _day(value: Optional[str]) -> Optional[int]:
+    try:
+        return date.fromisoformat(value).toordinal() if value else None
+    except ValueError:
+        return None
+
+
+def date_evidence(value: Optional[str], days: Sequence[int]) -> list[float]:
+    """years_after_first, years_to_next, years_to_last of a date among the distinct dates the document's candidates
+    hold (``days``, sorted ordinals): a birth date stands decades before the policy's dates; -1 where the value is no
+    date, or no later date exists."""
+    day = _day(value)
+    if day is None or not days:
+        return [_NO_DATE] * 3
+    later = [d for d in days if d > day]
+    return [(d1 - d0) / _DAYS_PER_YEAR if d1 is not None else _NO_DATE
+            for d0, d1 in ((days[0], day), (day, later[0] if later else None), (day, days[-1]))]
+
+
 def _num(value: Optional[str]) -> Optional[float]:
     try:
         return float(value) if value is not None else None
@@ -264,6 +303,9 @@ def featurize(doc: DocLines, cands: Sequence[Candidate], lexicon: Lexicon,
             keys_of_value.setdefault(c.value, set()).add(c.key)
     rows = np.zeros((len(cands), len(FEATURE_NAMES)), np.float32)
     geometry: dict[tuple, tuple] = {}
+    wordings = tuple(sorted({w for texts in lexicon.by_field.values() for w in texts}))
+    edges: dict[str, list[float]] = {}
+    days = sorted({d for c in cands if FIELDS[c.key].kind == "date" and (d := _day(c.value)) is not None})
     # page position among the pages that offer lines: pages hidden from extraction (a bundle's letter and terms,
     # stages/extraction/page_roles.py) or without text do not move the schedule away from where it is learned
     read_pages = {pi: rank for rank, pi in enumerate(sorted({pi for pi, _, _ in doc.flat}))}
@@ -314,5 +356,9 @@ def featurize(doc: DocLines, cands: Sequence[Candidate], lexicon: Lexicon,
         f.append(math.log10(num + 1.0) if num is not None and num >= 0 else -1.0)
         f.append(float(sum(1 for r in rivals if r.chars[0][:2] == (p, li) and r.value != c.value)))
         f += ernie.features(c)
+        if c.text not in edges:
+            edges[c.text] = edge_evidence(c.text, lexicon, wordings)
+        f += edges[c.text]
+        f += date_evidence(c.value if FIELDS[c.key].kind == "date" else None, days)
         rows[i] = f
     return rows

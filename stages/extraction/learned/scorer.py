@@ -89,9 +89,6 @@ class ScoreCalibrator:
     default_null_ok: float = 0.5
     version: str = "uncalibrated"
     null_ok_against_rules: Mapping[str, float] = field(default_factory=dict)  # P(absent | left empty, rules found one)
-    # per page capture (scan, fax, photo): an isotonic map of the rules' calibrated confidence of a value the learned
-    # decision shares onto P(correct), fitted on variant captures (the rules' calibrator saw clean scans only)
-    agree_maps: Mapping[str, tuple[tuple[float, ...], tuple[float, ...]]] = field(default_factory=dict)
     # P(really absent | left empty, the rules found nothing either, no candidate left free for it: its vacant P, the
     # best P of a candidate the rest of the assignment leaves room for, below VACANT_FREE; not a fax); null_ok is
     # then fitted on the other empty fields (a free candidate, or a fax) and holds for them
@@ -107,6 +104,11 @@ class ScoreCalibrator:
     # isotonic map (docs/decisions.md, "A map of the learned P per capture")
     platt: tuple[float, ...] = ()
     platt_capture: Mapping[str, float] = field(default_factory=dict)
+    # the map of P for values the rules' own decision shares, fitted on those values alone: P(correct | the two
+    # decisions output one value, the scorer's P); where the file has it, it makes a shared value's confidence
+    # (stages/extraction/learned/confidence.py; docs/decisions.md, "A shared value's confidence: its own map of P")
+    shared_x: tuple[float, ...] = ()
+    shared_y: tuple[float, ...] = ()
 
     def confidence(self, ev: Any, capture: str = "scan") -> float:
         """P(the value is correct) from its evidence's P (``ev.score``) and least sure character (``ev.rec_min``),
@@ -120,16 +122,15 @@ class ScoreCalibrator:
             p = float(np.interp(p, self.iso_x, self.iso_y))
         return min(1.0, max(0.0, p))
 
+    def shared(self, ev: Any) -> Optional[float]:
+        """P(the value is correct) of a value the rules' decision shares, from its P (``ev.score``); None when the
+        file has no map for shared values."""
+        if not self.shared_x:
+            return None
+        return min(1.0, max(0.0, float(np.interp(float(ev.score), self.shared_x, self.shared_y))))
+
     def absent_ok(self, key: str) -> float:
         return float(self.null_ok.get(key, self.default_null_ok))
-
-    def agreed(self, rules_confidence: float, capture: str) -> float:
-        """The confidence that the rules' calibrated ``rules_confidence`` of a shared value carries on a page of
-        this ``capture`` (unchanged where the file has no map for it)."""
-        xy = self.agree_maps.get(capture)
-        if not xy or not xy[0]:
-            return rules_confidence
-        return min(1.0, max(0.0, float(np.interp(rules_confidence, xy[0], xy[1]))))
 
     def absent_given(self, key: str, vacant: float, capture: str) -> float:
         """P(really absent | the decision left the field empty with this vacant P, the rules found nothing either,
@@ -156,11 +157,11 @@ class ScoreCalibrator:
                "isotonic": {"x": list(self.iso_x), "y": list(self.iso_y)},
                "null_ok": dict(self.null_ok), "default_null_ok": self.default_null_ok,
                "null_ok_against_rules": dict(self.null_ok_against_rules),
-               "agree_maps": {c: {"x": list(x), "y": list(y)} for c, (x, y) in self.agree_maps.items()},
                "null_ok_free": dict(self.null_ok_free), "vacant_free": VACANT_FREE,
                "null_ok_none_left": dict(self.null_ok_none_left),
                "weak_reading": {"below": WEAK_READING, "x": list(self.weak_x), "y": list(self.weak_y)},
-               "platt": {"coef": list(self.platt), "capture": dict(self.platt_capture)}}
+               "platt": {"coef": list(self.platt), "capture": dict(self.platt_capture)},
+               "shared": {"x": list(self.shared_x), "y": list(self.shared_y)}}
         out.update(extra or {})
         return out
 
@@ -175,12 +176,14 @@ class ScoreCalibrator:
         if weak.get("x") and weak.get("below") != WEAK_READING:
             raise ValueError(f"{where}: weak-reading map fitted below {weak.get('below')}, not {WEAK_READING}; refit "
                              "with python -m models.scorer.calibrate")
-        return cls(*_xy(data.get("isotonic")), _rates(data.get("null_ok")),
-                   float(data.get("default_null_ok", 0.5)), str(data.get("version", "")),
-                   _rates(data.get("null_ok_against_rules")), _maps(data.get("agree_maps")),
-                   _rates(data.get("null_ok_free")), *_xy(weak), _rates(data.get("null_ok_none_left")),
-                   tuple(float(v) for v in (data.get("platt") or {}).get("coef", ())),
-                   _rates((data.get("platt") or {}).get("capture")))
+        (iso_x, iso_y), (weak_x, weak_y), (shared_x, shared_y) = (_xy(data.get(k)) for k in ("isotonic", "weak_reading",
+                                                                                          "shared"))
+        return cls(iso_x, iso_y, _rates(data.get("null_ok")), float(data.get("default_null_ok", 0.5)),
+                   str(data.get("version", "")), _rates(data.get("null_ok_against_rules")),
+                   null_ok_free=_rates(data.get("null_ok_free")), weak_x=weak_x, weak_y=weak_y,
+                   null_ok_none_left=_rates(data.get("null_ok_none_left")),
+                   platt=tuple(float(v) for v in (data.get("platt") or {}).get("coef", ())),
+                   platt_capture=_rates((data.get("platt") or {}).get("capture")), shared_x=shared_x, shared_y=shared_y)
 
 
 def platt_map(p: float, coef: tuple[float, ...], offset: float = 0.0) -> float:
@@ -197,10 +200,6 @@ def _xy(data: Optional[Mapping[str, Any]]) -> tuple[tuple[float, ...], tuple[flo
     """A map's breakpoints as written in the file (``{"x": [...], "y": [...]}``; none where absent)."""
     data = data or {}
     return tuple(float(v) for v in data.get("x", ())), tuple(float(v) for v in data.get("y", ()))
-
-
-def _maps(data: Optional[Mapping[str, Any]]) -> dict[str, tuple[tuple[float, ...], tuple[float, ...]]]:
-    return {str(c): _xy(m) for c, m in (data or {}).items()}
 
 
 def load_score_calibrator(directory: Optional[Path] = None) -> Optional[ScoreCalibrator]:

@@ -1,5 +1,5 @@
 """The score calibration is monotone, smoothed, keeps absent-field rates per field and per kind of empty field,
-maps shared values per capture and values read with an unsure character apart."""
+maps values the rules share and values read with an unsure character apart."""
 from __future__ import annotations
 
 import json
@@ -33,12 +33,12 @@ def test_fit_is_monotone_and_never_certain() -> None:
 
 def test_paired_samples_fit_where_the_rules_do_not_agree() -> None:
     """With the rules' decision recorded, the map of P is fitted on the values the rules do not share (agreeing
-    values take the rules' confidence), and P(absent) separately for fields the rules found and did not."""
+    values have a map of their own), and P(absent) separately for fields the rules found and did not."""
     def s(found, correct, score, agree, rules_found, field="premium", absent=False):
         return {"field": field, "found": found, "correct": correct, "truth_absent": absent, "score": score,
                 "rules_agree": agree, "rules_found": rules_found}
 
-    samples = [s(True, True, 0.99, True, True) for _ in range(200)]  # agreed: not in the map
+    samples = [s(True, True, 0.99, True, True) for _ in range(200)]  # agreed: the shared map, not this one
     samples += [s(True, i % 2 == 0, 0.99, False, True) for i in range(40)]  # disagreed: half right
     samples += [s(False, True, None, False, False, "beneficiary_name", True) for _ in range(8)]
     samples += [s(False, False, None, False, True, "beneficiary_name", False) for _ in range(8)]
@@ -49,25 +49,26 @@ def test_paired_samples_fit_where_the_rules_do_not_agree() -> None:
     assert ScoreCalibrator.from_json(cal.to_json()) == cal
 
 
-def test_shared_values_are_mapped_per_capture() -> None:
-    """The rules' confidence of a shared value is mapped per page capture the rules' calibrator was not fitted on:
-    where faxes err at a confidence it calls near-certain, their map lowers it; scans (its own data) and a capture
-    with too few shared values keep it."""
-    def s(correct, conf, capture):
-        return {"field": "insurer", "found": True, "correct": correct, "truth_absent": False, "score": 0.99,
-                "rules_agree": True, "rules_found": True, "rules_confidence": conf, "capture": capture}
+class _Ev:
+    def __init__(self, score: float, rec_min: float):
+        self.score, self.rec_min = score, rec_min
 
-    samples = [s(True, 0.997, "scan") for _ in range(400)]
-    samples += [s(i % 25 != 0, 0.997, "fax") for i in range(400)]  # one in 25 wrong
-    samples += [s(True, 0.997, "photo") for _ in range(20)]
-    samples += [s(i % 2 == 0, 0.5, "scan") for i in range(10)]
-    cal = fit_calibration(samples + [{"field": "premium", "found": True, "correct": True, "truth_absent": False,
-                                      "score": 0.99, "rules_agree": False, "rules_found": True}], "t")
-    assert set(cal.agree_maps) == {"fax"}
-    assert cal.agreed(0.997, "scan") == 0.997
-    assert 0.94 < cal.agreed(0.997, "fax") < 0.97
-    assert cal.agreed(0.997, "photo") == 0.997  # no map: unchanged
+
+def test_shared_values_get_a_map_of_their_own() -> None:
+    """Values the rules' decision shares are mapped by a map of P fitted on them alone (``shared``), and the map of
+    P for the other values stays fitted on those; samples without the rules' decision fit no shared map."""
+    def s(correct, agree):
+        return {"field": "insured_name", "found": True, "correct": correct, "truth_absent": False, "score": 0.9995,
+                "rules_agree": agree, "rules_found": True, "evidence": {"rec_min": 0.99}}
+
+    samples = [s(True, True) for _ in range(98)] + [s(False, True) for _ in range(2)]
+    samples += [s(i % 2 == 0, False) for i in range(40)]
+    cal = fit_calibration(samples, "t")
+    assert cal.shared(_Ev(0.9995, 0.99)) == round(99 / 102, 6)  # 98 of 100, add-one smoothed
+    assert cal.iso_y == (0.5,)  # the values the rules do not share: half right
     assert ScoreCalibrator.from_json(cal.to_json()) == cal
+    unpaired = [{k: v for k, v in x.items() if k not in ("rules_agree", "rules_found")} for x in samples]
+    assert fit_calibration(unpaired, "t").shared(_Ev(0.9995, 0.99)) is None
 
 
 def test_empty_fields_with_nothing_or_something_left_get_their_own_absent_rates() -> None:
@@ -99,11 +100,6 @@ def test_a_file_without_nothing_left_rates_keeps_the_free_rate_for_them() -> Non
     assert cal.absent_given("premium", 0.0, "scan") == 0.97
     assert cal.absent_given("premium", 0.0005, "scan") == 0.9
     assert cal.absent_given("premium", 0.0, "fax") == 0.3
-
-
-class _Ev:
-    def __init__(self, score: float, rec_min: float):
-        self.score, self.rec_min = score, rec_min
 
 
 def test_values_read_with_an_unsure_character_get_their_own_map() -> None:

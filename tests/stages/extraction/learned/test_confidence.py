@@ -1,16 +1,24 @@
-"""A learned value the rules' own decision shares takes the rules' calibrated confidence too; one they disagree
-with, or doubt, keeps the scorer's calibrated P; P(absent) of an empty field depends on whether the rules found it."""
+"""A learned value the rules' own decision shares is confident by the calibration's map for shared values (by
+the rules' calibrated confidence too, under a calibration without that map); one they disagree with, or doubt,
+keeps the scorer's calibrated P; P(absent) of an empty field depends on whether the rules found it."""
 from __future__ import annotations
 
+import json
+import shutil
 from dataclasses import replace
 from datetime import date
+from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
+from samples.synth.document import generate_document
+
 from stages.contracts.config import DocpipeConfig
-from stages.contracts.registry import resolve_model
+from stages.contracts.registry import resolve_model, resolve_weights_dir
+from stages.contracts.types import Page, TextLine
 from stages.extraction.learned.confidence import AgreementCalibrator, RulesView, agreement
-from stages.extraction.learned.scorer import ScoreCalibrator
+from stages.extraction.learned.scorer import CALIBRATION_FILE, MODEL_FILE, ScoreCalibrator
 from stages.extraction.stage import ExtractionStage
 from stages.recognition.ctc import CharDict
 from tests.stages.extraction.learned.helpers import line
@@ -36,6 +44,16 @@ def test_agreeing_value_takes_the_rules_confidence() -> None:
     cal = AgreementCalibrator(LEARNED, agree, rules_found)
     assert cal.confidence(_Ev("premium", 0.75)) == 0.999
     assert cal.confidence(_Ev("premium", 0.75)) > LEARNED.confidence(_Ev("premium", 0.75))
+
+
+def test_a_shared_value_takes_the_calibrations_map_of_shared_values() -> None:
+    """Where the calibration has a map for shared values, a shared value's confidence is that map of its P: the
+    rules' confidence neither lifts a value the scorer doubts nor caps one it is sure of; other values keep theirs."""
+    cal = replace(LEARNED, shared_x=(0.5, 1.0), shared_y=(0.6, 0.999))
+    agree = {"premium": 0.9}
+    assert AgreementCalibrator(cal, agree).confidence(_Ev("premium", 1.0)) == 0.999
+    assert AgreementCalibrator(cal, agree).confidence(_Ev("premium", 0.5)) == 0.6
+    assert AgreementCalibrator(cal, agree).confidence(_Ev("sum_insured", 1.0)) == LEARNED.confidence(_Ev("premium", 1.0))
 
 
 def test_disagreeing_or_doubted_value_keeps_the_learned_confidence() -> None:
@@ -101,7 +119,9 @@ def test_the_stage_carries_the_fields_its_calibration_finds_rarely_absent(stage)
     assert plain.carried == frozenset()  # no calibration: every field keeps ABSENT_ODDS
 
 
-def test_stage_gives_the_rules_confidence_only_where_the_rules_agree(stage, monkeypatch) -> None:
+def test_stage_gives_the_shared_map_only_where_the_rules_agree(stage, monkeypatch) -> None:
+    """A value the rules' decision shares is confident by the calibration's map for shared values of its P, not by
+    the rules' own confidence; where the rules read another value, the scorer's map of its P holds."""
     lines = [[line("保险单号：AB12345678", 40, 40), line("投保人：张伟", 40, 80), line("被保险人：李娜", 40, 120),
               line("保险费：1,200.00元", 40, 160), line("生效日期：2024年3月1日", 40, 200)]]
     pages = [replace_page(1000, 1400)]
@@ -113,9 +133,10 @@ def test_stage_gives_the_rules_confidence_only_where_the_rules_agree(stage, monk
     out = stage(lines, pages)
     assert out.fields["premium"]["value"] == rules_fields["premium"]["value"] == "1200.00"
     assert "premium" in out.diagnostics["rules"]["agree"]
-    assert rules_fields["premium"]["confidence"] > base["premium"]["confidence"]  # the rules' evidence is stronger
-    assert out.fields["premium"]["confidence"] == max(base["premium"]["confidence"],
-                                                      rules_fields["premium"]["confidence"])
+    p = out.diagnostics["evidence"]["premium"]["score"]
+    shared = stage.assembler.calibrators["learned"].shared(SimpleNamespace(score=p))
+    assert shared is not None and out.fields["premium"]["confidence"] == pytest.approx(shared, abs=1e-3)
+    assert out.fields["premium"]["confidence"] != rules_fields["premium"]["confidence"]
     # the rules read another premium: the learned value keeps the scorer's calibrated P
     other = replace(rules["premium"], text="1,300.00", normalized=None)
     monkeypatch.setattr(stage, "rules_candidates", lambda lines, today, decision=None: {**rules, "premium": other})
@@ -150,3 +171,30 @@ def test_the_stage_decides_a_documents_rules_once_for_both_uses(stage, monkeypat
     by_rules = stage.rules_decision(lines, today)
     a, b = stage.learned_document(lines, pages, today), stage.learned_document(lines, pages, today, by_rules)
     assert a.candidates == b.candidates and (a.features.tobytes() == b.features.tobytes())
+
+
+@pytest.fixture(scope="module")
+def flat_shared(tmp_path_factory) -> ExtractionStage:
+    """The shipped scorer with its calibration, but a shared map that gives every shared value 0.5."""
+    shipped = resolve_weights_dir("docpipe_scorer", None)
+    folder = tmp_path_factory.mktemp("scorer")
+    shutil.copy(shipped / MODEL_FILE, folder / MODEL_FILE)
+    cal = json.loads((shipped / CALIBRATION_FILE).read_text(encoding="utf-8"))
+    cal["shared"] = {"x": [0.0, 1.0], "y": [0.5, 0.5]}
+    (folder / CALIBRATION_FILE).write_text(json.dumps(cal), encoding="utf-8")
+    chars = CharDict.from_chars(resolve_model("ppocrv4_rec", "rec").characters, use_space_char=True)
+    return ExtractionStage(DocpipeConfig.model_validate({"extraction": {"scorer_dir": str(folder)}}), chars)
+
+
+def test_the_stage_gives_shared_values_the_calibrations_shared_map(flat_shared) -> None:
+    """Through the whole stage, each value the rules' decision shares takes the shared map's confidence (0.5 here,
+    whatever the rules' own confidence, which is recorded unmapped), and the document goes to review."""
+    truth = generate_document(23, "dev", 1)[1]
+    lines = [TextLine(ln["text"], 0.99, np.asarray(ln["polygon"], np.float32),
+                      char_probs=tuple([0.99] * len(ln["text"]))) for ln in truth["lines"]]
+    out = flat_shared([lines], [Page(0, np.zeros((truth["height"], truth["width"], 3), np.uint8))])
+    agree = out.diagnostics["rules"]["agree"]
+    assert len(agree) >= 5
+    assert all(out.fields[k]["confidence"] == pytest.approx(0.5, abs=1e-3) for k in agree)
+    assert any(c > 0.9 for c in out.diagnostics["rules"]["agree_confidence"].values())
+    assert out.review_reasons
