@@ -233,9 +233,9 @@ class ExtractionStage:
                               lines: Sequence[Sequence[TextLine]], pages: Sequence[Page],
                               today: date, vacant: dict[str, float],
                               by_rules: RulesDecision) -> tuple[dict[str, Any], list[str], dict[str, Any]]:
-        """The learned decisions assembled again, with the rules' calibrated confidence for the values the rules'
-        own decision shares, and P(really absent) of the empty fields from their vacant P
-        (stages/extraction/learned/confidence.py)."""
+        """The learned decisions assembled again, with the confidence of a value the rules' own decision shares
+        from the learned calibration's map for shared values, and P(really absent) of the empty fields from their
+        vacant P (stages/extraction/learned/confidence.py)."""
         from stages.extraction.learned.confidence import AgreementCalibrator, RulesView, agreement, document_capture
 
         calibrators = self.assembler.calibrators

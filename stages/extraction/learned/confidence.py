@@ -1,9 +1,10 @@
 """Confidence of the learned decision's fields from all the evidence about the chosen value: where the rules, run on
-the same lines, output the same value for the field, the rules' calibrated confidence of that value
-(``stages/extraction/confidence.py``, fitted on rules evidence) holds for it too, and the field's confidence is the
-larger of it and the scorer's calibrated P; where the rules output another value or none, the scorer's calibrated P
-alone. P(really absent) of a field the learned decision leaves empty is the learned calibration's, fitted apart
-for fields the rules also left empty (``null_ok``) and fields the rules found a value for (``null_ok_against_rules``)."""
+the same lines, output the same value for the field (and their routing does not doubt it), the scorer's P through
+the learned calibration's map for such shared values (under a calibration without that map: the larger of the
+rules' calibrated confidence, ``stages/extraction/confidence.py``, and the scorer's calibrated P); where the rules
+output another value or none, the scorer's calibrated P alone. P(really absent) of a field the learned decision
+leaves empty is the learned calibration's, fitted apart for fields the rules also left empty (``null_ok``) and fields
+the rules found a value for (``null_ok_against_rules``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -45,8 +46,9 @@ class RulesView:
 
 @dataclass(frozen=True)
 class AgreementCalibrator:
-    """The learned decision's calibrator for one document: ``agree[key]`` is the rules' confidence of a field whose
-    learned value they share; ``rules_found`` the fields the learned decision left empty and the rules did not."""
+    """The learned decision's calibrator for one document: ``agree`` holds the fields whose learned value the rules
+    share, each with the rules' confidence (which counts only under a calibration without a map for shared values);
+    ``rules_found`` the fields the learned decision left empty and the rules did not."""
 
     learned: FieldCalibrator
     agree: Mapping[str, float] = field(default_factory=dict)
@@ -56,14 +58,12 @@ class AgreementCalibrator:
     captures: Mapping[str, str] = field(default_factory=dict)  # per found field, the capture of its value's page
 
     def confidence(self, ev: Any) -> float:
-        if ev.key in self.agree and isinstance(self.learned, ScoreCalibrator):
-            shared = self.learned.shared(ev)  # P(correct | both decisions output this value, P)
-            if shared is not None:
-                return shared
-        if isinstance(self.learned, ScoreCalibrator):  # its map of P may differ per capture
-            own = self.learned.confidence(ev, self.captures.get(ev.key, self.capture))
-        else:
-            own = self.learned.confidence(ev)
+        if not isinstance(self.learned, ScoreCalibrator):
+            return max(self.learned.confidence(ev), self.agree.get(ev.key, 0.0))
+        shared = self.learned.shared(ev) if ev.key in self.agree else None
+        if shared is not None:  # P(correct | both decisions output this value, P)
+            return shared
+        own = self.learned.confidence(ev, self.captures.get(ev.key, self.capture))  # its map may differ per capture
         return max(own, self.agree.get(ev.key, 0.0))
 
     def absent_ok(self, key: str) -> float:
