@@ -102,10 +102,13 @@ def test_fields_rarely_absent_are_those_whose_empty_outputs_were_misses() -> Non
     assert cal.rarely_absent(0.0) == frozenset()
 
 
+def _chars() -> CharDict:
+    return CharDict.from_chars(resolve_model("ppocrv4_rec", "rec").characters, use_space_char=True)
+
+
 @pytest.fixture(scope="module")
 def stage() -> ExtractionStage:
-    chars = CharDict.from_chars(resolve_model("ppocrv4_rec", "rec").characters, use_space_char=True)
-    return ExtractionStage(DocpipeConfig.model_validate({"extraction": {"method": "learned"}}), chars)
+    return ExtractionStage(DocpipeConfig.model_validate({"extraction": {"method": "learned"}}), _chars())
 
 
 def test_the_stage_carries_the_fields_its_calibration_finds_rarely_absent(stage) -> None:
@@ -147,10 +150,6 @@ def test_stage_gives_the_shared_map_only_where_the_rules_agree(stage, monkeypatc
 
 
 def replace_page(width: int, height: int):
-    import numpy as np
-
-    from stages.contracts.types import Page
-
     return Page(0, np.broadcast_to(np.zeros((1, 1, 3), np.uint8), (height, width, 3)))
 
 
@@ -182,8 +181,7 @@ def flat_shared(tmp_path_factory) -> ExtractionStage:
     cal = json.loads((shipped / CALIBRATION_FILE).read_text(encoding="utf-8"))
     cal["shared"] = {"x": [0.0, 1.0], "y": [0.5, 0.5]}
     (folder / CALIBRATION_FILE).write_text(json.dumps(cal), encoding="utf-8")
-    chars = CharDict.from_chars(resolve_model("ppocrv4_rec", "rec").characters, use_space_char=True)
-    return ExtractionStage(DocpipeConfig.model_validate({"extraction": {"scorer_dir": str(folder)}}), chars)
+    return ExtractionStage(DocpipeConfig.model_validate({"extraction": {"scorer_dir": str(folder)}}), _chars())
 
 
 def test_the_stage_gives_shared_values_the_calibrations_shared_map(flat_shared) -> None:
