@@ -14,7 +14,10 @@ probabilities of empty fields with no candidate at all left for them, ``null_ok_
 empty fields (no candidate left at a P that counts; both kinds as ``stages/extraction/learned/scorer.py:
 empty_kind`` tells them),
 ``weak_reading`` the map of P for values read with a character below ``WEAK_READING``, fitted on them alone (the
-isotonic map is then fitted on the others), ``platt`` (with ``--map platt``) Platt scaling of P with an
+isotonic map is then fitted on the others), ``by_capture`` per page capture the map of P of values the rules do
+not share (``own``) and of shared values (``shared``), fitted on the values of its group of captures
+(CAPTURE_GROUPS), each bin's rate shrunk toward the pooled map by CAPTURE_PRIOR values (``--capture-prior``; 0: no
+maps per capture), ``platt`` (with ``--map platt``) Platt scaling of P with an
 offset per page capture, fitted on the same values as the isotonic map, which it replaces where there are
 MIN_PLATT wrong and right values to fit it on (docs/decisions.md, "A map of the learned P per
 capture")."""
@@ -40,6 +43,12 @@ EDGES = (0.2, 0.4, 0.6, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999)  # bin edges o
 PLATT_CAPTURES = ("photo", "fax")  # the captures with an offset of their own in the Platt map (scans: none)
 PLATT_RIDGE = 1.0  # L2 penalty on those offsets, in draw-weighted values: a capture with few values stays near 0
 MIN_PLATT = 10  # wrong values, and right ones, needed to fit the Platt map (else the isotonic map holds)
+# the page captures whose values share maps of their own (by_capture): faxes, whose recognizer misreads more often at
+# the same P, and the rest; three groups (scan, photo, fax) keep fewer values per bin (docs/decisions_learned.md)
+CAPTURE_GROUPS = (("fax",), ("scan", "photo"))
+# the pooled map's weight in each bin of a capture's map, in draw-weighted values: a bin with few values stays near
+# the pooled rate (chosen on dev: docs/decisions_learned.md, "Maps of P per page capture, shrunk toward the pooled map")
+CAPTURE_PRIOR = 10.0
 
 
 def monotone(y: Sequence[float], w: Sequence[float]) -> list[float]:
@@ -65,19 +74,28 @@ def _absent_share(samples: Sequence[dict[str, Any]], key: str) -> float:
     return round((sum(_w(s) for s in empty if s["truth_absent"]) + 1) / (sum(_w(s) for s in empty) + 2), 6)
 
 
-def binned_map(x: np.ndarray, y: np.ndarray, edges: Sequence[float], w: Optional[np.ndarray] = None
-               ) -> tuple[tuple[float, ...], tuple[float, ...]]:
+Map = tuple[tuple[float, ...], tuple[float, ...]]
+
+
+def binned_map(x: np.ndarray, y: np.ndarray, edges: Sequence[float], w: Optional[np.ndarray] = None,
+               prior: Optional[Map] = None, strength: float = 0.0) -> Map:
     """Bins of ``x`` with add-one smoothing (so that a bin without errors does not claim certainty), then an
     isotonic fit over the bins' mean ``x`` weighted by their size: the breakpoints of a monotone map. ``w``: each
-    sample's weight (a document read in several lexicon draws counts once in all, not once per draw)."""
+    sample's weight (a document read in several lexicon draws counts once in all, not once per draw). With a
+    ``prior`` map, each bin's share is smoothed toward the prior's rate at its mean ``x`` by ``strength`` values
+    instead of by add-one: the prior is a fitted map of more values, where add-one assumes a rate of one half."""
     w = np.ones(len(x)) if w is None else np.asarray(w, np.float64)
     which = np.searchsorted(np.asarray(edges), x, side="right")
     bins = [np.flatnonzero(which == i) for i in range(len(edges) + 1)]
     bins = [b for b in bins if len(b)]
     bx = np.array([x[b].mean() for b in bins])
-    by = np.array([((w[b] * y[b]).sum() + 1.0) / (w[b].sum() + 2.0) for b in bins])
-    return (tuple(round(float(v), 6) for v in bx),
-            tuple(round(v, 6) for v in monotone(by, [w[b].sum() for b in bins])))
+    if prior is None:  # add-one: one right and one wrong value more in each bin, not weighed in the monotone fit
+        rate, strength, weighed = np.full(len(bins), 0.5), 2.0, 0.0
+    else:  # the prior's values weigh in the monotone fit too
+        rate, weighed = np.interp(bx, *prior), strength
+    by = np.array([((w[b] * y[b]).sum() + strength * r) / (w[b].sum() + strength) for b, r in zip(bins, rate)])
+    weights = [w[b].sum() + weighed for b in bins]
+    return (tuple(round(float(v), 6) for v in bx), tuple(round(v, 6) for v in monotone(by, weights)))
 
 
 def _empty_kind(sample: dict[str, Any]) -> str:
@@ -90,9 +108,24 @@ def _weak(sample: dict[str, Any]) -> bool:
     return rec_min is not None and float(rec_min) < WEAK_READING
 
 
-def _map(found: Sequence[dict[str, Any]]) -> tuple[tuple[float, ...], tuple[float, ...]]:
+def _map(found: Sequence[dict[str, Any]], prior: Optional[Map] = None, strength: float = 0.0) -> Map:
     return binned_map(np.array([float(s["score"]) for s in found]), np.array([float(s["correct"]) for s in found]),
-                      EDGES, np.array([_w(s) for s in found]))
+                      EDGES, np.array([_w(s) for s in found]), prior, strength)
+
+
+def by_capture(found: Sequence[dict[str, Any]], pooled: Map, strength: float) -> dict[str, Map]:
+    """Per capture of the value's page (a sample without one is a scan's), the map of P fitted on the values of
+    its group in CAPTURE_GROUPS, each bin shrunk toward ``pooled`` by ``strength`` values; none when ``strength``
+    is 0."""
+    if strength <= 0 or not pooled[0]:
+        return {}
+    out = {}
+    for group in CAPTURE_GROUPS:
+        values = [s for s in found if (s.get("capture") or "scan") in group]
+        if values:
+            fitted = _map(values, pooled, strength)
+            out.update({c: fitted for c in group})
+    return out
 
 
 def fit_platt(found: Sequence[dict[str, Any]]) -> tuple[tuple[float, ...], dict[str, float]]:
@@ -121,14 +154,16 @@ def fit_platt(found: Sequence[dict[str, Any]]) -> tuple[tuple[float, ...], dict[
 
 
 def fit_calibration(samples: Sequence[dict[str, Any]], version: str,
-                    absent_only: Sequence[dict[str, Any]] = (), value_map: str = "isotonic") -> ScoreCalibrator:
+                    absent_only: Sequence[dict[str, Any]] = (), value_map: str = "isotonic",
+                    capture_prior: float = CAPTURE_PRIOR) -> ScoreCalibrator:
     """Samples that record the rules' own decision (``rules_agree``, ``rules_found``) fit the map of P on the
     fields whose value the rules do not share, the ``shared`` map of P on those whose value they share
     (``stages/extraction/learned/confidence.py``), ``null_ok_none_left`` on the fields both left empty with nothing
     left for them, ``null_ok_free`` on the other free fields both left empty, ``null_ok`` on the others both left
     empty, and ``null_ok_against_rules`` on those the rules found a value for. ``absent_only``: more samples
     whose empty fields join the absent rates (a document gives few empty fields, a map many values).
-    ``value_map``: "platt" fits the Platt map too (:func:`fit_platt`), "isotonic" the isotonic map alone."""
+    ``value_map``: "platt" fits the Platt map too (:func:`fit_platt`), "isotonic" the isotonic map alone.
+    ``capture_prior``: the maps per capture (:func:`by_capture`) with this strength; 0 fits none."""
     paired = bool(samples) and all("rules_agree" in s for s in samples)
     found = [s for s in samples if s["found"] and s["score"] is not None and not (paired and s["rules_agree"])]
     weak = [s for s in found if _weak(s)]
@@ -141,7 +176,8 @@ def fit_calibration(samples: Sequence[dict[str, Any]], version: str,
     for_absent = list(samples) + [s for s in absent_only if not s["found"]]
     if not paired:
         return ScoreCalibrator(xs, ys, {k: _absent_share(for_absent, k) for k in FIELD_KEYS}, 0.5, version,
-                               weak_x=wx, weak_y=wy, platt=platt, platt_capture=offsets)
+                               weak_x=wx, weak_y=wy, platt=platt, platt_capture=offsets,
+                               own_by_capture=by_capture(found, (xs, ys), capture_prior))
     both = [s for s in for_absent if not s["rules_found"]]
     against = [s for s in for_absent if s["rules_found"]]
     # empty fields with their vacant P recorded: nothing left, free, the rest; each rate fitted on its own
@@ -151,7 +187,9 @@ def fit_calibration(samples: Sequence[dict[str, Any]], version: str,
                            null_ok_free={k: _absent_share(free, k) for k in FIELD_KEYS} if free or none_left else {},
                            weak_x=wx, weak_y=wy,
                            null_ok_none_left={k: _absent_share(none_left, k) for k in FIELD_KEYS} if none_left else {},
-                           platt=platt, platt_capture=offsets, shared_x=sx, shared_y=sy)
+                           platt=platt, platt_capture=offsets, shared_x=sx, shared_y=sy,
+                           own_by_capture=by_capture(found, (xs, ys), capture_prior),
+                           shared_by_capture=by_capture(shared, (sx, sy), capture_prior))
 
 
 def draw_weight(label: str, labels: Sequence[str]) -> float:
@@ -171,6 +209,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--version", default="learned-1")
     ap.add_argument("--map", choices=("isotonic", "platt"), default="isotonic",
                     help="the map of P for values the rules do not share (platt falls back to isotonic on few errors)")
+    ap.add_argument("--capture-prior", type=float, default=CAPTURE_PRIOR,
+                    help="the pooled map's weight (values) in each bin of the maps per page capture; 0: none")
     ap.add_argument("--onto", type=Path,
                     help="with --map platt: write this calibration file with only its Platt map refitted (its maps "
                          "and absent rates, fitted on more documents, are kept)")
@@ -184,7 +224,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     samples = [dict(s, weight=draw_weight(label, args.label)) for label in args.label for s in pooled[label]]
     absent_only = [dict(s, weight=draw_weight(label, args.absent_label)) for label in args.absent_label
                    for s in pooled[label]]
-    cal = fit_calibration(samples, args.version, absent_only, args.map)
+    cal = fit_calibration(samples, args.version, absent_only, args.map, args.capture_prior)
     found = sum(1 for s in samples if s["found"])
     extra = {"fitted_on": {"reports": [p.name for p in args.report], "labels": args.label, "fields_found": found,
                            "fields": len(samples), "absent_labels": args.absent_label},

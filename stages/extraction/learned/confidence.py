@@ -2,7 +2,8 @@
 the same lines, output the same value for the field (and their routing does not doubt it), the scorer's P through
 the learned calibration's map for such shared values (under a calibration without that map: the larger of the
 rules' calibrated confidence, ``stages/extraction/confidence.py``, and the scorer's calibrated P); where the rules
-output another value or none, the scorer's calibrated P alone. P(really absent) of a field the learned decision
+output another value or none, the scorer's calibrated P alone. Both maps are the ones of the capture of the value's
+page where the calibration has maps per capture. P(really absent) of a field the learned decision
 leaves empty is the learned calibration's, fitted apart for fields the rules also left empty (``null_ok``) and fields
 the rules found a value for (``null_ok_against_rules``)."""
 from __future__ import annotations
@@ -60,10 +61,11 @@ class AgreementCalibrator:
     def confidence(self, ev: Any) -> float:
         if not isinstance(self.learned, ScoreCalibrator):
             return max(self.learned.confidence(ev), self.agree.get(ev.key, 0.0))
-        shared = self.learned.shared(ev) if ev.key in self.agree else None
+        capture = self.captures.get(ev.key, self.capture)  # the maps may differ per capture of the value's page
+        shared = self.learned.shared(ev, capture) if ev.key in self.agree else None
         if shared is not None:  # P(correct | both decisions output this value, P)
             return shared
-        own = self.learned.confidence(ev, self.captures.get(ev.key, self.capture))  # its map may differ per capture
+        own = self.learned.confidence(ev, capture)
         return max(own, self.agree.get(ev.key, 0.0))
 
     def absent_ok(self, key: str) -> float:

@@ -109,6 +109,12 @@ class ScoreCalibrator:
     # (stages/extraction/learned/confidence.py; docs/decisions.md, "A shared value's confidence: its own map of P")
     shared_x: tuple[float, ...] = ()
     shared_y: tuple[float, ...] = ()
+    # per page capture (scan, photo, fax), the maps of P for values the rules do not share (``own``) and for shared
+    # values (``shared``), each bin's rate shrunk toward the pooled map; where the file has a capture's map, it
+    # replaces the pooled one on that capture's pages (docs/decisions_learned.md, "Maps of P per page capture,
+    # shrunk toward the pooled map")
+    own_by_capture: Mapping[str, tuple[tuple[float, ...], tuple[float, ...]]] = field(default_factory=dict)
+    shared_by_capture: Mapping[str, tuple[tuple[float, ...], tuple[float, ...]]] = field(default_factory=dict)
 
     def confidence(self, ev: Any, capture: str = "scan") -> float:
         """P(the value is correct) from its evidence's P (``ev.score``) and least sure character (``ev.rec_min``),
@@ -118,16 +124,20 @@ class ScoreCalibrator:
             p = float(np.interp(p, self.weak_x, self.weak_y))
         elif self.platt:
             p = platt_map(p, self.platt, self.platt_capture.get(capture, 0.0))
+        elif capture in self.own_by_capture:
+            p = float(np.interp(p, *self.own_by_capture[capture]))
         elif self.iso_x:
             p = float(np.interp(p, self.iso_x, self.iso_y))
         return min(1.0, max(0.0, p))
 
-    def shared(self, ev: Any) -> Optional[float]:
-        """P(the value is correct) of a value the rules' decision shares, from its P (``ev.score``); None when the
-        file has no map for shared values."""
-        if not self.shared_x:
+    def shared(self, ev: Any, capture: str = "scan") -> Optional[float]:
+        """P(the value is correct) of a value the rules' decision shares, from its P (``ev.score``) on a page of this
+        ``capture``: the capture's map where the file has one, else the pooled one; None when the file has no map
+        for shared values."""
+        xy = self.shared_by_capture.get(capture) or ((self.shared_x, self.shared_y) if self.shared_x else None)
+        if xy is None:
             return None
-        return min(1.0, max(0.0, float(np.interp(float(ev.score), self.shared_x, self.shared_y))))
+        return min(1.0, max(0.0, float(np.interp(float(ev.score), *xy))))
 
     def absent_ok(self, key: str) -> float:
         return float(self.null_ok.get(key, self.default_null_ok))
@@ -161,7 +171,11 @@ class ScoreCalibrator:
                "null_ok_none_left": dict(self.null_ok_none_left),
                "weak_reading": {"below": WEAK_READING, "x": list(self.weak_x), "y": list(self.weak_y)},
                "platt": {"coef": list(self.platt), "capture": dict(self.platt_capture)},
-               "shared": {"x": list(self.shared_x), "y": list(self.shared_y)}}
+               "shared": {"x": list(self.shared_x), "y": list(self.shared_y)},
+               "by_capture": {c: {kind: {"x": list(m[c][0]), "y": list(m[c][1])}
+                                  for kind, m in (("own", self.own_by_capture), ("shared", self.shared_by_capture))
+                                  if c in m}
+                              for c in sorted(set(self.own_by_capture) | set(self.shared_by_capture))}}
         out.update(extra or {})
         return out
 
@@ -183,7 +197,9 @@ class ScoreCalibrator:
                    null_ok_free=_rates(data.get("null_ok_free")), weak_x=weak_x, weak_y=weak_y,
                    null_ok_none_left=_rates(data.get("null_ok_none_left")),
                    platt=tuple(float(v) for v in (data.get("platt") or {}).get("coef", ())),
-                   platt_capture=_rates((data.get("platt") or {}).get("capture")), shared_x=shared_x, shared_y=shared_y)
+                   platt_capture=_rates((data.get("platt") or {}).get("capture")), shared_x=shared_x, shared_y=shared_y,
+                   own_by_capture=_by_capture(data.get("by_capture"), "own"),
+                   shared_by_capture=_by_capture(data.get("by_capture"), "shared"))
 
 
 def platt_map(p: float, coef: tuple[float, ...], offset: float = 0.0) -> float:
@@ -200,6 +216,12 @@ def _xy(data: Optional[Mapping[str, Any]]) -> tuple[tuple[float, ...], tuple[flo
     """A map's breakpoints as written in the file (``{"x": [...], "y": [...]}``; none where absent)."""
     data = data or {}
     return tuple(float(v) for v in data.get("x", ())), tuple(float(v) for v in data.get("y", ()))
+
+
+def _by_capture(data: Optional[Mapping[str, Any]], kind: str) -> dict[str, tuple[tuple[float, ...], tuple[float, ...]]]:
+    """The ``kind`` maps (own or shared) per capture as written in the file's ``by_capture`` (none where absent)."""
+    maps = {str(c): _xy((m or {}).get(kind)) for c, m in (data or {}).items()}
+    return {c: xy for c, xy in maps.items() if xy[0]}
 
 
 def load_score_calibrator(directory: Optional[Path] = None) -> Optional[ScoreCalibrator]:

@@ -1,13 +1,15 @@
 """The score calibration is monotone, smoothed, keeps absent-field rates per field and per kind of empty field,
-maps values the rules share and values read with an unsure character apart."""
+maps values the rules share and values read with an unsure character apart, and each page capture's values by maps
+shrunk toward the pooled ones."""
 from __future__ import annotations
 
 import json
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
-from models.scorer.calibrate import draw_weight, fit_calibration, monotone
+from models.scorer.calibrate import binned_map, draw_weight, fit_calibration, monotone
 from models.scorer.calibrate import main as calibrate_main
 from stages.extraction.learned.scorer import WEAK_READING, ScoreCalibrator
 
@@ -63,12 +65,46 @@ def test_shared_values_get_a_map_of_their_own() -> None:
 
     samples = [s(True, True) for _ in range(98)] + [s(False, True) for _ in range(2)]
     samples += [s(i % 2 == 0, False) for i in range(40)]
-    cal = fit_calibration(samples, "t")
+    cal = fit_calibration(samples, "t", capture_prior=0.0)
     assert cal.shared(_Ev(0.9995, 0.99)) == round(99 / 102, 6)  # 98 of 100, add-one smoothed
     assert cal.iso_y == (0.5,)  # the values the rules do not share: half right
     assert ScoreCalibrator.from_json(cal.to_json()) == cal
     unpaired = [{k: v for k, v in x.items() if k not in ("rules_agree", "rules_found")} for x in samples]
     assert fit_calibration(unpaired, "t").shared(_Ev(0.9995, 0.99)) is None
+
+
+def test_a_bin_shrinks_toward_the_prior_map_by_its_strength() -> None:
+    """With a prior map, a bin's rate is (right values + strength x the prior's rate at the bin's mean P) /
+    (values + strength), in place of add-one smoothing: few values stay near the prior, many follow their own
+    share."""
+    x, y = np.full(10, 0.99), np.array([1.0] * 10)
+    assert binned_map(x, y, (0.5,)) == ((0.99,), (round(11 / 12, 6),))  # add-one
+    (_,), (rate,) = binned_map(x, y, (0.5,), prior=((0.0, 1.0), (0.9, 0.9)), strength=10.0)
+    assert rate == round((10 + 10 * 0.9) / 20, 6)
+    x, y = np.full(1000, 0.99), np.array([1.0] * 1000)
+    assert binned_map(x, y, (0.5,), prior=((0.0, 1.0), (0.9, 0.9)), strength=10.0)[1][0] > 0.99
+
+
+def test_each_capture_gets_maps_of_its_own_shrunk_toward_the_pooled_maps() -> None:
+    """Shared and unshared values are mapped per capture of their page: faxes, wrong more often at the same P here,
+    get lower maps; scans and photos share theirs; strength 0 fits none."""
+    def s(correct, agree, capture):
+        return {"field": "insured_name", "found": True, "correct": correct, "truth_absent": False, "score": 0.9995,
+                "rules_agree": agree, "rules_found": True, "evidence": {"rec_min": 0.99}, "capture": capture}
+
+    samples = [s(True, True, "scan") for _ in range(300)]
+    samples += [s(i % 10 != 0, True, "fax") for i in range(100)]  # 10 % wrong on faxes
+    samples += [s(True, True, "photo") for _ in range(2)]
+    samples += [s(i % 4 != 0, False, "scan") for i in range(40)] + [s(i % 2 == 0, False, "fax") for i in range(40)]
+    cal = fit_calibration(samples, "t", capture_prior=10.0)
+    ev = _Ev(0.9995, 0.99)
+    scan, fax, photo, pooled = (cal.shared(ev, c) for c in ("scan", "fax", "photo", "unknown"))
+    assert fax < pooled < scan == photo
+    assert cal.confidence(ev, "fax") < cal.confidence(ev, "scan")
+    assert ScoreCalibrator.from_json(json.loads(json.dumps(cal.to_json()))) == cal
+    flat = fit_calibration(samples, "t", capture_prior=0.0)
+    assert flat.shared_by_capture == {} and flat.own_by_capture == {}
+    assert flat.shared(ev, "fax") == flat.shared(ev, "scan") == pooled
 
 
 def test_empty_fields_with_nothing_or_something_left_get_their_own_absent_rates() -> None:
@@ -110,7 +146,7 @@ def test_values_read_with_an_unsure_character_get_their_own_map() -> None:
                 "evidence": {"rec_min": rec_min}}
 
     samples = [s(True, 0.99) for _ in range(98)] + [s(True, 0.6) for _ in range(8)] + [s(False, 0.6) for _ in range(2)]
-    cal = fit_calibration(samples, "t")
+    cal = fit_calibration(samples, "t", capture_prior=0.0)
     assert cal.confidence(_Ev(0.9995, 0.99)) == round(99 / 100, 6)  # 98 of 98, add-one smoothed
     assert cal.confidence(_Ev(0.9995, 0.6)) == round(9 / 12, 6)  # 8 of 10
     assert cal.confidence(_Ev(0.9995, WEAK_READING)) == cal.confidence(_Ev(0.9995, 0.99))
@@ -166,10 +202,11 @@ def test_platt_map_is_fitted_per_capture_and_replaces_the_isotonic_map() -> None
     assert cal.confidence(_Ev(0.999, 0.99), "fax") < scan_hi
     assert cal.confidence(_Ev(0.999, 0.99), "photo") == scan_hi
     assert ScoreCalibrator.from_json(cal.to_json()) == cal
-    iso = fit_calibration(samples, "t")  # the default: the isotonic map alone
+    iso = fit_calibration(samples, "t", capture_prior=0.0)  # the isotonic map alone
     assert not iso.platt and iso.iso_y == cal.iso_y
     assert iso.confidence(_Ev(0.999, 0.99), "fax") == iso.confidence(_Ev(0.999, 0.99), "scan")
-    few = fit_calibration([s(i % 50 != 0, 0.999, "scan") for i in range(400)], "t", value_map="platt")  # 8 wrong: below MIN_PLATT
+    few = fit_calibration([s(i % 50 != 0, 0.999, "scan") for i in range(400)], "t", value_map="platt",
+                          capture_prior=0.0)  # 8 wrong: below MIN_PLATT
     assert not few.platt and few.confidence(_Ev(0.999, 0.99)) == float(few.iso_y[-1])
 
 

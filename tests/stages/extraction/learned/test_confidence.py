@@ -56,6 +56,18 @@ def test_a_shared_value_takes_the_calibrations_map_of_shared_values() -> None:
     assert AgreementCalibrator(cal, agree).confidence(_Ev("sum_insured", 1.0)) == LEARNED.confidence(_Ev("premium", 1.0))
 
 
+def test_a_shared_value_is_mapped_at_its_page_capture() -> None:
+    """Where the calibration has a shared map for the capture of the value's page, that map gives the confidence;
+    a capture without one takes the pooled map."""
+    cal = replace(LEARNED, shared_x=(0.5, 1.0), shared_y=(0.6, 0.999),
+                  shared_by_capture={"fax": ((0.5, 1.0), (0.5, 0.95))})
+    agree = {"premium": 0.9}
+    ev = _Ev("premium", 1.0)
+    assert AgreementCalibrator(cal, agree, captures={"premium": "fax"}).confidence(ev) == 0.95
+    assert AgreementCalibrator(cal, agree, capture="fax").confidence(ev) == 0.95  # the document's capture
+    assert AgreementCalibrator(cal, agree, captures={"premium": "photo"}).confidence(ev) == 0.999
+
+
 def test_disagreeing_or_doubted_value_keeps_the_learned_confidence() -> None:
     learned = {"premium": {"value": "100.00"}}
     agree, _ = agreement(learned, _rules("200.00", 0.999))
@@ -174,12 +186,14 @@ def test_the_stage_decides_a_documents_rules_once_for_both_uses(stage, monkeypat
 
 @pytest.fixture(scope="module")
 def flat_shared(tmp_path_factory) -> ExtractionStage:
-    """The shipped scorer with its calibration, but a shared map that gives every shared value 0.5."""
+    """The shipped scorer with its calibration, but shared maps (pooled and per capture) that give every shared
+    value 0.5."""
     shipped = resolve_weights_dir("docpipe_scorer", None)
     folder = tmp_path_factory.mktemp("scorer")
     shutil.copy(shipped / MODEL_FILE, folder / MODEL_FILE)
     cal = json.loads((shipped / CALIBRATION_FILE).read_text(encoding="utf-8"))
     cal["shared"] = {"x": [0.0, 1.0], "y": [0.5, 0.5]}
+    cal["by_capture"] = {c: {**maps, "shared": cal["shared"]} for c, maps in cal.get("by_capture", {}).items()}
     (folder / CALIBRATION_FILE).write_text(json.dumps(cal), encoding="utf-8")
     return ExtractionStage(DocpipeConfig.model_validate({"extraction": {"scorer_dir": str(folder)}}), _chars())
 
