@@ -103,9 +103,11 @@ def _empty_kind(sample: dict[str, Any]) -> str:
 
 
 def _weak(sample: dict[str, Any]) -> bool:
-    """A value read with a character below WEAK_READING (its evidence's ``rec_min``)."""
-    rec_min = (sample.get("evidence") or {}).get("rec_min")
-    return rec_min is not None and float(rec_min) < WEAK_READING
+    """A value read from a character below WEAK_READING (its evidence's ``value_rec_min``, else ``rec_min``)."""
+    evidence = sample.get("evidence") or {}
+    reading = evidence.get("value_rec_min")
+    reading = evidence.get("rec_min") if reading is None else reading
+    return reading is not None and float(reading) < WEAK_READING
 
 
 def _map(found: Sequence[dict[str, Any]], prior: Optional[Map] = None, strength: float = 0.0) -> Map:

@@ -30,7 +30,7 @@ from stages.extraction.stage import ExtractionStage
 log = logging.getLogger("models.scorer.evaluate")
 
 
-_EVIDENCE = ("how", "rec_min", "rec_mean", "margin", "rivals", "valid")  # recorded per found field
+_EVIDENCE = ("how", "rec_min", "value_rec_min", "rec_mean", "margin", "rivals", "valid")  # recorded per found field
 
 
 class Tally:

@@ -44,6 +44,14 @@ class FieldEvidence:
     margin: float  # score of the value minus that of its best rival (1.0 without rivals)
     n_sources: int  # extractors that proposed a candidate for this field
     agree: Optional[bool] = None  # both extractors gave the same value (None: only one, or not compared)
+    # lowest recognition probability among the characters the value is read from (value_char_probs); None: not
+    # recorded, rec_min holds
+    value_rec_min: Optional[float] = None
+
+    @property
+    def reading(self) -> float:
+        """The least sure character the value is read from (``value_rec_min``, else ``rec_min``)."""
+        return self.rec_min if self.value_rec_min is None else self.value_rec_min
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -104,14 +112,29 @@ def feature_vector(ev: FieldEvidence) -> np.ndarray:
     return np.asarray(head + how + kind, np.float64)
 
 
-def char_probs(chars: Sequence[tuple[int, int, int]], lines: Sequence[Sequence[TextLine]]) -> list[float]:
-    """Recognition probabilities of the located characters ``(page, line, char)``."""
+# the characters an amount's or a date's value is read from: the rest of its text (separators, currency signs, 年月日)
+# can be misread without changing the value
+NUMERALS = frozenset("0123456789０１２３４５６７８９〇零一二三四五六七八九十百千万亿两壹贰叁肆伍陆柒捌玖拾佰仟萬億")
+_READ_FROM_NUMERALS = ("amount", "date")
+
+
+def char_probs(chars: Sequence[tuple[int, int, int]], lines: Sequence[Sequence[TextLine]],
+               only: Optional[frozenset[str]] = None) -> list[float]:
+    """Recognition probabilities of the located characters ``(page, line, char)`` (with ``only``: of those among
+    these characters)."""
     out = []
     for p, li, ci in chars:
-        cp = lines[p][li].char_probs
-        if ci < len(cp):
-            out.append(float(cp[ci]))
+        line = lines[p][li]
+        if ci < len(line.char_probs) and (only is None or (ci < len(line.text) and line.text[ci] in only)):
+            out.append(float(line.char_probs[ci]))
     return out
+
+
+def value_char_probs(kind: str, chars: Sequence[tuple[int, int, int]], lines: Sequence[Sequence[TextLine]]
+                     ) -> list[float]:
+    """Recognition probabilities of the characters a value of this field ``kind`` is read from: the numerals of an
+    amount or a date, every character of other kinds."""
+    return char_probs(chars, lines, NUMERALS if kind in _READ_FROM_NUMERALS else None)
 
 
 def gather(
@@ -131,9 +154,11 @@ def gather(
 ) -> FieldEvidence:
     """Evidence for one field from what the assembler decided."""
     probs = char_probs(chars, lines)
+    read_from = value_char_probs(FIELDS[key].kind, chars, lines)
     return FieldEvidence(
         key=key, kind=FIELDS[key].kind, source=source, how=how or source, score=round(float(score), 4),
         rec_min=round(min(probs), 4) if probs else 0.0, rec_mean=round(float(np.mean(probs)), 4) if probs else 0.0,
         n_chars=len(probs), valid=bool(valid), n_issues=int(n_issues), redecoded=bool(redecoded),
         rivals=int(rivals), margin=round(float(margin), 4), n_sources=int(n_sources), agree=agree,
+        value_rec_min=round(min(read_from), 4) if read_from else None,
     )

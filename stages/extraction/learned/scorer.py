@@ -21,7 +21,8 @@ CALIBRATION_FORMAT = "docpipe-score-calibration"
 # photos were really absent, 11 of 26 above it), on a document that is no fax (there a misread leaves nothing)
 VACANT_FREE = 1e-3
 # a value whose least sure character the recognizer read below this has its own map of P: such values are wrong
-# more often at the same P (docs/decisions.md, "A map of its own for values read with an unsure character")
+# more often at the same P (docs/decisions.md, "A map of its own for values read with an unsure character"); of an
+# amount or a date, only its numerals count (FieldEvidence.value_rec_min)
 WEAK_READING = 0.9
 
 
@@ -117,10 +118,11 @@ class ScoreCalibrator:
     shared_by_capture: Mapping[str, tuple[tuple[float, ...], tuple[float, ...]]] = field(default_factory=dict)
 
     def confidence(self, ev: Any, capture: str = "scan") -> float:
-        """P(the value is correct) from its evidence's P (``ev.score``) and least sure character (``ev.rec_min``),
+        """P(the value is correct) from its evidence's P (``ev.score``) and the least sure character it is read from
+        (``ev.reading``: FieldEvidence.value_rec_min, else its ``rec_min``),
         on a page of this ``capture``."""
         p = float(ev.score)
-        if self.weak_x and float(getattr(ev, "rec_min", 1.0)) < WEAK_READING:
+        if self.weak_x and float(getattr(ev, "reading", getattr(ev, "rec_min", 1.0))) < WEAK_READING:
             p = float(np.interp(p, self.weak_x, self.weak_y))
         elif self.platt:
             p = platt_map(p, self.platt, self.platt_capture.get(capture, 0.0))

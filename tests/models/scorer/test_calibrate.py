@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -155,6 +156,20 @@ def test_values_read_with_an_unsure_character_get_their_own_map() -> None:
         ScoreCalibrator.from_json({**cal.to_json(), "weak_reading": {**cal.to_json()["weak_reading"], "below": 0.8}})
     plain = fit_calibration([s(True, 0.99) for _ in range(10)], "t")
     assert not plain.weak_x and plain.confidence(_Ev(0.9995, 0.5)) == plain.confidence(_Ev(0.9995, 0.99))
+
+
+def test_a_value_is_weak_by_the_characters_it_is_read_from() -> None:
+    """Where the evidence records ``value_rec_min`` (an amount's or a date's numerals), that decides whether the
+    value is fitted, and mapped, as weakly read; an unsure separator alone does not."""
+    def s(correct, rec_min, value_rec_min):
+        return {"field": "premium", "found": True, "correct": correct, "truth_absent": False, "score": 0.9995,
+                "evidence": {"rec_min": rec_min, "value_rec_min": value_rec_min}}
+
+    samples = [s(True, 0.5, 0.99) for _ in range(98)] + [s(i < 8, 0.5, 0.6) for i in range(10)]
+    cal = fit_calibration(samples, "t", capture_prior=0.0)
+    assert cal.iso_y == (round(99 / 100, 6),) and cal.weak_y == (round(9 / 12, 6),)
+    separator = SimpleNamespace(score=0.9995, rec_min=0.5, reading=0.99)
+    assert cal.confidence(separator) == cal.iso_y[0]
 
 
 def test_lexicon_draws_of_one_folder_count_as_one_reading() -> None:
