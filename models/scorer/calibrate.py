@@ -33,7 +33,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from stages.contracts.fields import FIELD_KEYS
-from stages.extraction.evidence import logit
+from stages.extraction.evidence import least_sure_read, logit
 from stages.extraction.learned.scorer import FREE, NONE_LEFT, REST, WEAK_READING, ScoreCalibrator, empty_kind
 
 log = logging.getLogger("models.scorer.calibrate")
@@ -105,8 +105,7 @@ def _empty_kind(sample: dict[str, Any]) -> str:
 def _weak(sample: dict[str, Any]) -> bool:
     """A value read from a character below WEAK_READING (its evidence's ``value_rec_min``, else ``rec_min``)."""
     evidence = sample.get("evidence") or {}
-    reading = evidence.get("value_rec_min")
-    reading = evidence.get("rec_min") if reading is None else reading
+    reading = least_sure_read(evidence.get("value_rec_min"), evidence.get("rec_min"))
     return reading is not None and float(reading) < WEAK_READING
 
 

@@ -50,8 +50,8 @@ class FieldEvidence:
 
     @property
     def reading(self) -> float:
-        """The least sure character the value is read from (``value_rec_min``, else ``rec_min``)."""
-        return self.rec_min if self.value_rec_min is None else self.value_rec_min
+        """The least sure character the value is read from (:func:`least_sure_read`)."""
+        return least_sure_read(self.value_rec_min, self.rec_min)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -128,6 +128,11 @@ def char_probs(chars: Sequence[tuple[int, int, int]], lines: Sequence[Sequence[T
         if ci < len(line.char_probs) and (only is None or (ci < len(line.text) and line.text[ci] in only)):
             out.append(float(line.char_probs[ci]))
     return out
+
+
+def least_sure_read(value_rec_min: Optional[float], rec_min: Optional[float]) -> Optional[float]:
+    """The least sure character a value is read from: ``value_rec_min`` where recorded, else ``rec_min``."""
+    return rec_min if value_rec_min is None else value_rec_min
 
 
 def value_char_probs(kind: str, chars: Sequence[tuple[int, int, int]], lines: Sequence[Sequence[TextLine]]
