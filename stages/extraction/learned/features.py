@@ -239,14 +239,14 @@ _DAYS_PER_YEAR = 365.25
 _NO_DATE = -1.0  # a date feature where there is no date, or no later one
 
 
-def edge_evidence(text: str, lexicon: Lexicon, wordings: tuple[str, ...]) -> list[float]:
+def edge_evidence(text: str, lexicon: Lexicon) -> list[float]:
     """lead_label, lead_sim, tail_label, tail_sim of a candidate's text: whether a lexicon label (any kind) opens or
     closes it with text beyond, and how much its first and last 2-4 characters look like any field's wording (a
     label the recognizer read glued to the value, ``险种鸿运两全保险``, whether the lexicon knows it or not)."""
     lead = lexicon.pattern.match(text)
     tail = any(m.end() == len(text) and m.start() > 0 for m in lexicon.pattern.finditer(text))
-    heads = [_similarity(text[:k], wordings) for k in _EDGE_LENGTHS if k < len(text)]
-    tails = [_similarity(text[-k:], wordings) for k in _EDGE_LENGTHS if k < len(text)]
+    heads = [_similarity(text[:k], lexicon.wordings) for k in _EDGE_LENGTHS if k < len(text)]
+    tails = [_similarity(text[-k:], lexicon.wordings) for k in _EDGE_LENGTHS if k < len(text)]
     return [float(lead is not None and lead.end() < len(text)), max(heads, default=0), float(tail),
             max(tails, default=0)]
 
@@ -303,7 +303,6 @@ def featurize(doc: DocLines, cands: Sequence[Candidate], lexicon: Lexicon,
             keys_of_value.setdefault(c.value, set()).add(c.key)
     rows = np.zeros((len(cands), len(FEATURE_NAMES)), np.float32)
     geometry: dict[tuple, tuple] = {}
-    wordings = tuple(sorted({w for texts in lexicon.by_field.values() for w in texts}))
     edges: dict[str, list[float]] = {}
     days = sorted({d for c in cands if FIELDS[c.key].kind == "date" and (d := _day(c.value)) is not None})
     # page position among the pages that offer lines: pages hidden from extraction (a bundle's letter and terms,
@@ -357,7 +356,7 @@ def featurize(doc: DocLines, cands: Sequence[Candidate], lexicon: Lexicon,
         f.append(float(sum(1 for r in rivals if r.chars[0][:2] == (p, li) and r.value != c.value)))
         f += ernie.features(c)
         if c.text not in edges:
-            edges[c.text] = edge_evidence(c.text, lexicon, wordings)
+            edges[c.text] = edge_evidence(c.text, lexicon)
         f += edges[c.text]
         f += date_evidence(c.value if FIELDS[c.key].kind == "date" else None, days)
         rows[i] = f

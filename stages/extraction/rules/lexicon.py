@@ -184,6 +184,7 @@ class Lexicon:
     labels: Mapping[str, LabelDef]
     pattern: re.Pattern
     by_field: Mapping[str, tuple[str, ...]]
+    wordings: tuple[str, ...]  # every field's label texts, sorted and each once (what a value's edges are compared with)
 
 
 _ALL_LABELS: Mapping[str, LabelDef] = _build_labels()
@@ -203,7 +204,8 @@ def _lexicon(labels: Mapping[str, LabelDef], gone: Collection[str] = ()) -> Lexi
             for key in d.fields:
                 by_field[key].append(text)
     by_field["_period"] = [t for t in PERIOD_LABELS if t not in gone]
-    return Lexicon(labels, pattern, {key: tuple(texts) for key, texts in by_field.items()})
+    wordings = tuple(sorted({t for texts in by_field.values() for t in texts}))
+    return Lexicon(labels, pattern, {key: tuple(texts) for key, texts in by_field.items()}, wordings)
 
 
 FULL_LEXICON = build_lexicon()

@@ -9,7 +9,6 @@ import pytest
 from stages.extraction.learned.features import FEATURE_NAMES, date_evidence, edge_evidence
 from stages.extraction.rules.lexicon import FULL_LEXICON
 
-WORDINGS = tuple(sorted({w for texts in FULL_LEXICON.by_field.values() for w in texts}))
 EDGE = ("lead_label", "lead_sim", "tail_label", "tail_sim")
 DATES = ("years_after_first", "years_to_next", "years_to_last")
 
@@ -20,22 +19,22 @@ def test_feature_names_hold_the_edge_and_date_columns_once() -> None:
 
 
 def test_a_label_glued_to_the_head_of_a_value_shows() -> None:
-    glued = dict(zip(EDGE, edge_evidence("险种鸿运两全保险(分红型)", FULL_LEXICON, WORDINGS)))
-    plain = dict(zip(EDGE, edge_evidence("鸿运两全保险(分红型)", FULL_LEXICON, WORDINGS)))
+    glued = dict(zip(EDGE, edge_evidence("险种鸿运两全保险(分红型)", FULL_LEXICON)))
+    plain = dict(zip(EDGE, edge_evidence("鸿运两全保险(分红型)", FULL_LEXICON)))
     assert glued["lead_label"] == 1.0 and glued["lead_sim"] > 0.9
     assert plain["lead_label"] == 0.0 and plain["lead_sim"] < 0.5
 
 
 def test_a_label_glued_to_the_tail_of_a_value_shows() -> None:
-    glued = dict(zip(EDGE, edge_evidence("江苏省苏州市吴中区东风西路411号被保险人", FULL_LEXICON, WORDINGS)))
-    plain = dict(zip(EDGE, edge_evidence("江苏省苏州市吴中区东风西路411号", FULL_LEXICON, WORDINGS)))
+    glued = dict(zip(EDGE, edge_evidence("江苏省苏州市吴中区东风西路411号被保险人", FULL_LEXICON)))
+    plain = dict(zip(EDGE, edge_evidence("江苏省苏州市吴中区东风西路411号", FULL_LEXICON)))
     assert glued["tail_label"] == 1.0 and glued["tail_sim"] > plain["tail_sim"]
     assert plain["tail_label"] == 0.0
 
 
 def test_a_label_alone_is_no_glued_label() -> None:
     """A text that is only a label has no value beyond it: neither edge flag is set."""
-    lead, _, tail, _ = edge_evidence("被保险人", FULL_LEXICON, WORDINGS)
+    lead, _, tail, _ = edge_evidence("被保险人", FULL_LEXICON)
     assert lead == 0.0 and tail == 0.0
 
 

@@ -76,3 +76,10 @@ def test_learned_wordings_extend_the_lexicon_with_their_owner_role() -> None:
     got = extract_rules(lines, TODAY, grown)
     assert got["insured_id_number"].value == INS_ID and got["insured_id_number"].method == "learned_label_below"
     assert got["insured_name"].value == "王小明" and got["insured_name"].method.startswith("learned_")
+
+
+def test_wordings_hold_every_fields_label_texts_once_and_none_withheld() -> None:
+    texts = {t for texts in FULL_LEXICON.by_field.values() for t in texts}
+    assert FULL_LEXICON.wordings == tuple(sorted(texts))
+    gone = FULL_LEXICON.by_field["policyholder_name"][0]
+    assert gone not in build_lexicon([gone]).wordings
