@@ -6,8 +6,9 @@ the OCR ms per page recorded in the cache. Optionally with a part of the label l
         --config rules=configs/default.yaml --config learned=configs/learned.yaml --withhold 0.3:1
 
 With ``--json``, also writes per configuration the wrong fields (``errors``), the documents sent straight through
-(``straight_through``) and per field a sample of the decision's evidence and whether it was right (``samples``,
-with the document's name), which ``python -m models.scorer.calibrate`` fits on."""
+(``straight_through``), per field a sample of the decision's evidence and whether it was right (``samples``,
+with the document's name) and per document whether it was right and its routing's hard reasons (``documents``),
+which ``python -m models.scorer.calibrate`` fits on."""
 from __future__ import annotations
 
 import argparse
@@ -44,6 +45,7 @@ class Tally:
         self.pages = 0
         self.samples: list[dict[str, Any]] = []
         self.straight_docs: list[str] = []  # documents sent straight through, in folder order
+        self.documents: list[dict[str, Any]] = []  # per document: right, and the routing's hard reasons
 
     def add(self, doc: CachedDocument, fields: dict, reasons: list, diagnostics: dict, ms: float) -> None:
         truth = doc.truth["fields"]
@@ -55,6 +57,8 @@ class Tally:
             self.straight_wrong += not right
         self.ms += ms
         self.pages += len(doc.pages)
+        self.documents.append({"doc": doc.name, "right": right,
+                               "hard_reasons": list(diagnostics.get("routing", {}).get("hard_reasons", ()))})
         evidence = diagnostics.get("evidence", {})
         rules = diagnostics.get("rules")  # the learned decision: fields the rules' own decision shares, finds
         for k in FIELD_KEYS:
@@ -93,6 +97,7 @@ def compare(folders: Sequence[Path], configs: dict[str, DocpipeConfig], withhold
     samples: dict[str, Any] = {}
     errors: dict[str, Any] = {}
     straight: dict[str, Any] = {}
+    documents: dict[str, Any] = {}
     for folder in folders:
         docs = load_folder(folder)
         tallies = {k: Tally() for k in stages}
@@ -111,8 +116,10 @@ def compare(folders: Sequence[Path], configs: dict[str, DocpipeConfig], withhold
             samples[label] = t.samples
             errors[label] = [list(e) for e in t.board.errors]
             straight[label] = t.straight_docs
+            documents[label] = t.documents
             log.info("%-34s %s", label, json.dumps(out[label]))
-    return {"results": out, "errors": errors, "samples": samples, "straight_through": straight}
+    return {"results": out, "errors": errors, "samples": samples, "straight_through": straight,
+            "documents": documents}
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

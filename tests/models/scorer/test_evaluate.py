@@ -1,4 +1,5 @@
-"""The replay report names every document sent straight through and every wrong field, per configuration."""
+"""The replay report names every document sent straight through and every wrong field, per configuration, and
+records each document's routing."""
 from __future__ import annotations
 
 from models.scorer.evaluate import Tally
@@ -20,3 +21,17 @@ def test_tally_lists_straight_through_documents_and_samples_name_them() -> None:
     assert t.straight_docs == ["a.jpg", "b.jpg"]
     assert {s["doc"] for s in t.samples} == {"a.jpg", "b.jpg", "c.jpg"}
     assert [s for s in t.samples if s["doc"] == "b.jpg" and s["field"] == "insurer"][0]["correct"] is False
+
+
+def test_tally_records_each_document_with_its_routings_hard_reasons() -> None:
+    """Per document: whether it was right, and the hard reasons its routing recorded (the document map's fit
+    leaves out the documents something other than the risk sends to review)."""
+    t = Tally()
+    right = {"insurer": {"value": "甲保险公司"}, "premium": None}
+    t.add(_doc("a.jpg", "甲保险公司"), right, [], {"routing": {"hard_reasons": []}}, 10.0)
+    t.add(_doc("b.jpg", "乙保险公司"), right, ["invalid:insurer"], {"routing": {"hard_reasons": ["invalid:insurer"]}},
+          10.0)
+    t.add(_doc("c.jpg", "甲保险公司"), right, [], {}, 10.0)  # no routing recorded: no hard reasons
+    assert t.documents == [{"doc": "a.jpg", "right": True, "hard_reasons": []},
+                           {"doc": "b.jpg", "right": False, "hard_reasons": ["invalid:insurer"]},
+                           {"doc": "c.jpg", "right": True, "hard_reasons": []}]
