@@ -99,7 +99,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     review = ReviewConfig()
     if args.calibration:
-        cal = ScoreCalibrator.from_json(json.loads(args.calibration.read_text(encoding="utf-8")), str(args.calibration))
+        try:
+            data = json.loads(args.calibration.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            ap.error(f"cannot read the calibration {args.calibration}: {exc}")
+        cal = ScoreCalibrator.from_json(data, str(args.calibration))
     else:
         cal = load_score_calibrator()
         if cal is None:

@@ -67,8 +67,8 @@ def test_the_replay_gives_the_runtimes_confidences_and_routing(replayed) -> None
 def test_the_command_reports_each_label_and_refuses_reports_without_records(replayed, tmp_path, caplog) -> None:
     _, tally = replayed
     report = tmp_path / "eval.json"
-    report.write_text(json.dumps({"samples": {"a/learned": tally.samples}, "documents": {"a/learned": tally.documents}}),
-                      encoding="utf-8")
+    records = {"samples": {"a/learned": tally.samples}, "documents": {"a/learned": tally.documents}}
+    report.write_text(json.dumps(records), encoding="utf-8")
     with caplog.at_level(logging.INFO):
         assert replay_main([str(report), "--target", "0.08", "--target", "1.0"]) == 0
     cal = load_score_calibrator()
@@ -82,3 +82,5 @@ def test_the_command_reports_each_label_and_refuses_reports_without_records(repl
     bare.write_text(json.dumps({"samples": {"a/learned": tally.samples}}), encoding="utf-8")
     with pytest.raises(SystemExit):
         replay_main([str(bare)])
+    with pytest.raises(SystemExit):  # a calibration that cannot be read is a usage error, not a traceback
+        replay_main([str(report), "--calibration", str(tmp_path / "missing.json")])
