@@ -79,12 +79,17 @@ def confidences(cal: ScoreCalibrator, samples: Sequence[Mapping[str, Any]]
     return conf, {s["field"]: agreement.absent_ok(s["field"]) for s in empty}
 
 
-def straight_through(cal: ScoreCalibrator, doc: RecordedDocument, target: float, floor: float) -> bool:
-    """Whether routing sends the document straight through under ``cal``: its recorded hard reasons (but the
-    confidence floor's, judged again on the new confidences) and its risk against ``target``."""
-    found, absent = confidences(cal, doc.samples)
-    kept = [r for r in doc.hard_reasons if not r.startswith(LOW_CONFIDENCE)]
+def passes(found: Mapping[str, float], absent: Mapping[str, float], hard_reasons: Sequence[str], target: float,
+           floor: float) -> bool:
+    """Whether routing sends a document with these confidences straight through: its recorded hard reasons (but
+    the confidence floor's, judged again on these confidences) and its risk against ``target``."""
+    kept = [r for r in hard_reasons if not r.startswith(LOW_CONFIDENCE)]
     return not route(found, absent, (), (), target, floor, extra_hard=kept).needs_review
+
+
+def straight_through(cal: ScoreCalibrator, doc: RecordedDocument, target: float, floor: float) -> bool:
+    """Whether routing sends the document straight through under ``cal`` (:func:`passes`)."""
+    return passes(*confidences(cal, doc.samples), doc.hard_reasons, target, floor)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -113,11 +118,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
               if not args.label or label in args.label]
     if not labels:
         ap.error("no per-document records for those labels (models.scorer.evaluate --json writes them)")
+    # each document's confidences once, routed at every target
+    scored = {label: [(d, *confidences(cal, d.samples)) for d in recorded_documents(report, label)]
+              for report, label in labels}
     for target in args.target or [review.max_document_error_rate]:
         total = [0, 0]
-        for report, label in labels:
-            through = [d for d in recorded_documents(report, label)
-                       if straight_through(cal, d, target, review.confidence_threshold)]
+        for label, docs in scored.items():
+            through = [d for d, found, absent in docs
+                       if passes(found, absent, d.hard_reasons, target, review.confidence_threshold)]
             wrong = sum(not d.right for d in through)
             total[0] += len(through)
             total[1] += wrong
