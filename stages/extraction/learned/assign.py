@@ -6,13 +6,15 @@ that is rarely absent) by an exact branch and bound over each field's top candid
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
+from stages.contracts.types import TextLine
 from stages.extraction.learned.candidates import Candidate, DocLines
 from stages.extraction.rules.lexicon import ALL_ATTR_WORDS, Lexicon
+from stages.extraction.rules.lines import merge_wrapped_labels, prepare_line
 
 TOP_K = 5  # candidates per field the search considers (distinct value and span), besides "no value"
 MAX_NODES = 200_000  # search nodes before the best assignment found so far is taken
@@ -99,10 +101,20 @@ def role_cells(doc: DocLines, lexicon: Lexicon) -> RoleCells:
     row: dict[LineRef, LineRef] = {}
     column: dict[LineRef, LineRef] = {}
     pages: dict[int, list[tuple[int, np.ndarray, set[str], Optional[str]]]] = {}
+    by_page: dict[int, list[tuple[int, TextLine]]] = {}
     for p, li, ln in doc.flat:
-        pts = np.asarray(ln.polygon, np.float32).reshape(-1, 2)
-        box = np.array([pts[:, 0].min(), pts[:, 1].min(), pts[:, 0].max(), pts[:, 1].max()], np.float32)
-        pages.setdefault(p, []).append((li, box, _roles_in(ln.text, lexicon), _role_cell(ln.text, lexicon)))
+        by_page.setdefault(p, []).append((li, ln))
+    for p, page_lines in by_page.items():
+        # a label wrapped inside its cell (身故保险金受益 / 人：) names its role over its whole extent; only a role
+        # cell read whole on its line heads a row or column
+        boxes = [replace(prepare_line(k, ln), page=p) for k, (_, ln) in enumerate(page_lines)]
+        merged, absorbed = merge_wrapped_labels(boxes, lexicon.pattern)
+        head_of = {o[0]: h.index for h in merged for o in h.origin}
+        for k, (li, ln) in enumerate(page_lines):
+            m = merged[head_of[k]] if k in absorbed else merged[k]
+            box = np.array([m.x0, m.y0, m.x1, m.y1], np.float32)
+            cell = _role_cell(ln.text, lexicon) if m.raw == ln.text else None
+            pages.setdefault(p, []).append((li, box, _roles_in(m.raw, lexicon), cell))
     for p, lines in pages.items():
         mates = {m[0]: [o for o in lines if o[0] != m[0] and _aligned(m[1], o[1])] for m in lines}
         for li, box, _, cell in lines:

@@ -13,12 +13,13 @@ from stages.extraction.learned.candidates import Candidate, DocLines, span_candi
 from stages.extraction.rules.lines import after_leader
 from stages.postprocess.regions import gazetteer
 from stages.postprocess.surnames import listed
-from stages.postprocess.values import GROUPED_NUMBER, NUMBER_START
+from stages.postprocess.values import GROUPED_NUMBER, NUMBER_START, id_number_issues
 
 _CN = "〇○零一二三四五六七八九"
+# a date in Chinese numerals; OCR may read a year's 〇 as O or 0 (二O二二年, 二0一九年), the first character stays one
 DATE_RE = re.compile(
     r"(?<!\d)\d{4}\s*[年/\-.]\s*\d{1,2}\s*[月/\-.]\s*\d{1,2}\s*[日号]?"
-    rf"|[{_CN}]{{4}}\s*年\s*(?:元|十[一二]?|[一二三四五六七八九])\s*月\s*(?:[二三]?十[一二三四五六七八九]?|[一二三四五六七八九])\s*[日号]"
+    rf"|[{_CN}][{_CN}O0o]{{3}}\s*年\s*(?:元|十[一二]?|[一二三四五六七八九])\s*月\s*(?:[二三]?十[一二三四五六七八九]?|[一二三四五六七八九])\s*[日号]"
 )
 AMOUNT_RE = re.compile(
     # a number in thousands groups, whichever separator OCR read (full stops too): the normalizer's grammar
@@ -31,7 +32,9 @@ AMOUNT_RE = re.compile(
 )
 ID_RE = re.compile(r"(?<![0-9A-Za-z])\d{17}[\dXx](?![0-9A-Za-z])")
 PHONE_RE = re.compile(r"(?<!\d)1[3-9]\d[\s\-]?\d{4}[\s\-]?\d{4}(?!\d)")
-CODE_RE = re.compile(r"(?<![0-9A-Za-z\-])[0-9A-Z][0-9A-Z\-]{7,29}(?![0-9A-Za-z\-])")
+# a code starts a token: after no letter or digit, nor after a hyphen inside one (E685-1957: not 1957...); a hyphen
+# leading it is a leader's (保单号 -878126835366666)
+CODE_RE = re.compile(r"(?<![0-9A-Za-z])(?<![0-9A-Za-z]-)[0-9A-Z][0-9A-Z\-]{7,29}(?![0-9A-Za-z\-])")
 # a run of text between separators (spaces, colons, brackets and sentence punctuation)
 SEGMENT_RE = re.compile(r"[^\s:：;；,，。、()（）\[\]【】]+")
 COMPANY_RE = re.compile(r"[\u4e00-\u9fff（）()]{2,}保险[\u4e00-\u9fff（）()]*公司")
@@ -135,7 +138,9 @@ def detector_candidates(doc: DocLines, today: date) -> list[Candidate]:
         add(pi, li, s, e, ("product_name",), "product")
     for pi, li, s, e in _matches(doc, CODE_RE):
         token = fold(doc.line((pi, li, 0)).text[s:e])
-        if sum(ch.isdigit() for ch in token) >= 6 and not ID_RE.fullmatch(token):
+        # an ID number (valid check character and birth date) is no policy number; other 18 digits may be one
+        if sum(ch.isdigit() for ch in token) >= 6 and not (ID_RE.fullmatch(token)
+                                                             and not id_number_issues(token.upper(), today)):
             add(pi, li, s, e, ("policy_number",), "code")
     for pi, li, s, e in _matches(doc, LEGAL_HEIRS):
         add(pi, li, s, e, ("beneficiary_name",), "legal_heirs")

@@ -15,6 +15,7 @@ from stages.contracts.fields import FIELD_KEYS
 from stages.contracts.types import StageError, TextLine
 from stages.extraction.field_specs import FIELDS, normalize_field
 from stages.extraction.learned.candidates import Candidate, CharRef, DocLines
+from stages.extraction.learned.detectors import fold
 
 if TYPE_CHECKING:
     from stages.extraction.ernie import ErnieExtractor, Extraction
@@ -51,6 +52,51 @@ def run_extractor(extractor: "ErnieExtractor", lines: Sequence[Sequence[TextLine
         else:
             out[pi] = res
     return tuple(out)
+
+
+_TOKEN_KINDS = ("code", "id_number", "phone", "amount")  # values that are one token of letters and digits
+
+
+def _alnum(ch: str) -> bool:
+    return ch.isascii() and ch.isalnum()
+
+
+def _in_token(text: str, i: int, kind: str) -> bool:
+    """Whether ``text[i]`` belongs to a token of letters and digits: an amount's separator between two digits does
+    too, and a hyphen between two of a code's or a number's characters (E685-1957-203122-22, 139-1234-5678)."""
+    if not 0 <= i < len(text):
+        return False
+    ch = fold(text[i])
+    if _alnum(ch):
+        return True
+    inner = 0 < i < len(text) - 1
+    if kind == "amount":
+        return ch in ".," and inner and fold(text[i - 1]).isdigit() and fold(text[i + 1]).isdigit()
+    return ch == "-" and inner and _alnum(fold(text[i - 1])) and _alnum(fold(text[i + 1]))
+
+
+def whole_token(key: str, text: str, chars: tuple[tuple[int, int], ...], texts: Sequence[str],
+                today: date) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """ERNIE-Layout's span of a code, ID number, phone or amount widened to the whole token it cuts on its line, where
+    it is the token's start (￥3 of ￥3，000，000.00: the decoder stopped at a separator) or most of it
+    (2018883616 of 448188222018883616); the span itself where it cuts none, is a short piece inside the token,
+    spans lines, or the widened text does not normalize."""
+    kind = FIELDS[key].kind
+    if kind not in _TOKEN_KINDS or not chars or len({li for li, _ in chars}) != 1:
+        return text, chars
+    li = chars[0][0]
+    line = texts[li]
+    start, end = min(ci for _, ci in chars), max(ci for _, ci in chars) + 1
+    s, e = start, end
+    while _in_token(line, s - 1, kind) and _in_token(line, s, kind):
+        s -= 1
+    while _in_token(line, e, kind) and _in_token(line, e - 1, kind):
+        e += 1
+    if (s, e) == (start, end) or (start > s and 2 * (end - start) < e - s):
+        return text, chars  # a short piece inside the token (5 of 06252056) is no reading of it
+    if normalize_field(key, line[s:e], today).value is None:
+        return text, chars
+    return line[s:e], tuple((li, ci) for ci in range(s, e))
 
 
 @dataclass(frozen=True)
@@ -99,11 +145,12 @@ class ErnieEvidence:
             for key, span in spans.items():
                 if key not in FIELDS:
                     continue
-                chars = tuple((p, li, ci) for li, ci in span.chars if not texts[li][ci].isspace())
+                text, kept = whole_token(key, span.text, span.chars, texts, today)
+                chars = tuple((p, li, ci) for li, ci in kept if not texts[li][ci].isspace())
                 if not chars:
                     continue
-                n = normalize_field(key, span.text, today)
-                self.candidates.append(Candidate(key, span.text, chars, n.value, tuple(n.issues), SOURCE, SOURCE))
+                n = normalize_field(key, text, today)
+                self.candidates.append(Candidate(key, text, chars, n.value, tuple(n.issues), SOURCE, SOURCE))
                 cur = self.best.get(key)
                 if cur is None or span.prob > cur.prob:
                     self.best[key] = _Best(chars, n.value, float(span.prob))

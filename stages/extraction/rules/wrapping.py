@@ -36,21 +36,30 @@ def continuation(doc: PreparedDocument, li: int, joiners: bool = True) -> Option
 
 
 def cell_tail(doc: PreparedDocument, segment: tuple[int, int, int]) -> Segments:
-    """The end of a value wrapped inside a table cell (an address whose last characters, ``室``, went to the next
-    line): a short line just below, starting under the value's start, that is no label and no other row's
-    value; the paragraph test of :func:`continuation` misses it because the page goes on to the right."""
+    """The end of a value wrapped inside a table cell or a form's line (an address whose last characters, ``室``,
+    went to the next line): a short line just below, starting under the value's start or back at its row's left
+    margin (投保人地址：……北京市…5单元304 / 室, a form whose lines wrap to the left), that is no label, holds no
+    colon and is no other row's value; the paragraph test of :func:`continuation` misses it because the page goes
+    on to the right."""
     li, cs, ce = segment
     line = doc.lines[li]
     if ce < len(line.comp):
         return ()
-    x = x_at(line, cs)
+    margins = [x_at(line, cs)]
+    row = [ln.x0 for ln in doc.live if ln is not line and same_row(ln, line) and ln.x1 <= line.x0 + line.height]
+    if row:
+        margins.append(min(row))
+    reach = 1.5 * line.height  # how far a tail's left edge may be from a margin
     below = [ln for ln in doc.live if ln.page == line.page and ln.y0 >= line.cy
-             and ln.y0 - line.y1 <= 0.7 * line.height and abs(ln.x0 - x) <= 1.5 * line.height]
+             and ln.y0 - line.y1 <= 0.7 * line.height and min(abs(ln.x0 - x) for x in margins) <= reach]
     if not below:
         return ()
     nxt = min(below, key=lambda ln: ln.y0)
-    if len(nxt.comp) > 8 or doc.starts_with_label(nxt.index) or doc.hits[nxt.index]:
+    if (len(nxt.comp) > 8 or doc.starts_with_label(nxt.index) or doc.hits[nxt.index]
+            or any(ch in nxt.comp for ch in ":：")):
         return ()
+    if abs(nxt.x0 - margins[0]) > reach and any(ln is not nxt and same_row(ln, nxt) for ln in doc.live):
+        return ()  # back at the margin, a text with a box beside it is the next row's label (证件类型 | 居民身份证)
     if any(ln is not nxt and ln.page == nxt.page and same_row(ln, nxt) and ln.x1 <= nxt.x0 + ln.height
            and right_of(doc, ln) is nxt for ln in doc.live):
         return ()  # the value of a label on its left

@@ -129,6 +129,19 @@ def test_a_role_column_holds_one_persons_fields() -> None:
     assert assign(scored, cells)["insured_id_number"].candidate.text == "110101198506061234"
 
 
+def test_a_role_label_wrapped_in_its_cell_names_its_role() -> None:
+    """被保险人 | 邱莉诗 | 身故保险金受益 / 人： | 法定继承人: the beneficiary's label, wrapped inside its cell and
+    centred on the row by its two lines, names a role, so the row is no one person's."""
+    lines = [line("被保险人：", 50, 112), line("邱莉诗", 250, 112), line("身故保险金受益", 450, 100),
+             line("人：", 450, 126), line("法定继承人", 650, 112)]
+    doc = DocLines.build([lines], [(1000.0, 1400.0)])
+    cells = role_cells(doc, FULL_LEXICON)
+    assert not cells.row
+    scored = [_cell(doc, "insured_name", "邱莉诗", 0.99), _cell(doc, "beneficiary_name", "法定继承人", 0.99)]
+    got = assign(scored, cells)
+    assert got["insured_name"] is not None and got["beneficiary_name"] is not None
+
+
 def test_rows_naming_two_roles_and_plain_lines_are_not_constrained() -> None:
     doc = _doc([["投保人", "张三", "被保险人", "李四"], ["投保人：王五", "被保险人：赵六"]])
     cells = role_cells(doc, FULL_LEXICON)

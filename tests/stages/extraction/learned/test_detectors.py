@@ -60,3 +60,21 @@ def test_an_address_after_a_leader_is_proposed_without_it() -> None:
     addresses = {c.text for c in cands if c.key == "policyholder_address"}
     assert addresses == {"广东省广州市天河区南湖南路834号", "江苏省无锡市滨湖区滨江街671号", "上海市徐汇区世纪路549号",
                          "浙江省杭州市西湖区文三路12号"}
+
+
+def test_a_policy_number_after_a_leader_dash_or_of_eighteen_digits_is_proposed_whole() -> None:
+    """A code after a leader's hyphen is read from its first character, not after a hyphen inside it; eighteen
+    digits that are no ID number (wrong check character) may be a policy number, a valid ID number is not."""
+    lines = [line("保单号-878126835366666", 40, 40), line("448188222018883616", 40, 80),
+             line("110101199003074514", 40, 120), line("E685-1957-203122-22", 40, 160)]
+    cands = detector_candidates(DocLines.build([lines], [(1000.0, 1400.0)]), date(2026, 6, 1))
+    codes = {c.value for c in cands if c.key == "policy_number"}
+    assert {"878126835366666", "448188222018883616", "E685-1957-203122-22"} <= codes
+    assert "110101199003074514" not in codes
+    assert not codes & {"1957-203122-22", "203122-22"}
+
+
+def test_a_chinese_numeral_year_whose_zero_ocr_read_as_a_letter_or_digit_is_a_date() -> None:
+    lines = [line("二O二二年二月六日零时", 40, 40), line("签发日期：二0一九年五月三十一日", 40, 80)]
+    cands = detector_candidates(DocLines.build([lines], [(1000.0, 1400.0)]), date(2026, 6, 1))
+    assert {"2022-02-06", "2019-05-31"} <= {c.value for c in cands if c.key == "issue_date"}

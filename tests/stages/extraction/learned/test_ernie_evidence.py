@@ -95,3 +95,26 @@ def test_pages_without_lines_are_not_run(stage) -> None:
     ev = ErnieEvidence(DocLines.build([[], LINES[0]], [SIZES[0], SIZES[0]]), ernie, TODAY)
     assert all(c.chars[0][0] == 1 for c in ev.candidates)
     assert not any(math.isnan(v) for c in ev.candidates for v in ev.features(c))
+
+
+def test_a_span_that_cuts_a_token_is_widened_to_it() -> None:
+    """A code, number or amount ERNIE-Layout read as its token's start or most of it becomes the whole token on its
+    line; a span that cuts none, a short piece inside it, a text field and a span over two lines stay as read."""
+    from stages.extraction.learned.ernie_evidence import whole_token
+
+    texts = ["保险金额：800000.00元", "448188222018883616", "E685-1957-203122-22", "联系电话 139-1234-5678",
+             "保单号-878126835366666", "上海市浦东新区"]
+
+    def widened(key: str, li: int, start: int, end: int) -> str:
+        return whole_token(key, texts[li][start:end], tuple((li, ci) for ci in range(start, end)), texts, TODAY)[0]
+
+    assert widened("sum_insured", 0, 8, 14) == "800000.00"
+    assert widened("sum_insured", 0, 5, 7) == "800000.00"  # its start: the decoder stopped early
+    assert widened("sum_insured", 0, 10, 14) == "0.00"  # a short piece inside it: no reading of it
+    assert widened("policy_number", 1, 8, 18) == "448188222018883616"
+    assert widened("policy_number", 2, 5, 19) == "E685-1957-203122-22"
+    assert widened("policyholder_phone", 3, 9, 18) == "139-1234-5678"
+    assert widened("policy_number", 4, 4, 19) == "878126835366666"  # the leader's hyphen is not the code's
+    assert widened("policyholder_address", 5, 0, 5) == "上海市浦东"
+    two_lines = ((0, 13), (1, 0))
+    assert whole_token("sum_insured", "0" + "4", two_lines, texts, TODAY)[1] == two_lines

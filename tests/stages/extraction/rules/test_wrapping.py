@@ -51,6 +51,20 @@ def test_an_address_wrapped_inside_its_cell_keeps_its_tail() -> None:
     assert got["policyholder_name"] == "张三"
 
 
+def test_an_address_wrapped_back_to_the_forms_margin_keeps_its_tail() -> None:
+    """A dotted-leader form: the address runs to its line's end and goes on under the label, at the row's left
+    margin; the next label there is no tail, nor is a short text holding a colon or a text with a box beside it."""
+    lines = [box("通讯地址", 60, 100), box("：·……北京市海淀区天府路996号滨江花园29栋5单元304", 200, 100),
+             box("室", 60, 132), box("投保人手机：", 60, 170), box("13912345678", 250, 170)]
+    got = values(lines)
+    assert got["policyholder_address"] == "北京市海淀区天府路996号滨江花园29栋5单元304室"
+    assert got["policyholder_phone"] == "13912345678"
+    lines[2] = box("邮编：", 60, 132)
+    assert values(lines)["policyholder_address"] == "北京市海淀区天府路996号滨江花园29栋5单元304"
+    lines[2:3] = [box("证件种类", 60, 132), box("居民身份证", 450, 132)]  # a label the lexicon lacks, its value
+    assert values(lines)["policyholder_address"] == "北京市海淀区天府路996号滨江花园29栋5单元304"
+
+
 def test_a_paragraph_line_ending_one_character_short_of_the_edge_still_wraps() -> None:
     # a ragged right edge: the line broke before 室, which would just have fitted
     address = "投保人通讯地址：山东省济南市历下区东风东路428号6栋1单元804"
