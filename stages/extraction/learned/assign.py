@@ -109,9 +109,9 @@ def role_cells(doc: DocLines, lexicon: Lexicon) -> RoleCells:
         # cell read whole on its line heads a row or column
         boxes = [replace(prepare_line(k, ln), page=p) for k, (_, ln) in enumerate(page_lines)]
         merged, absorbed = merge_wrapped_labels(boxes, lexicon.pattern)
-        head_of = {o[0]: h.index for h in merged for o in h.origin}
+        head_of = {o[0]: h.index for h in merged if h.index not in absorbed for o in h.origin}
         for k, (li, ln) in enumerate(page_lines):
-            m = merged[head_of[k]] if k in absorbed else merged[k]
+            m = merged[head_of[k]]  # a wrapped label's tail line takes its head's text and extent
             box = np.array([m.x0, m.y0, m.x1, m.y1], np.float32)
             cell = _role_cell(ln.text, lexicon) if m.raw == ln.text else None
             pages.setdefault(p, []).append((li, box, _roles_in(m.raw, lexicon), cell))
