@@ -6,7 +6,7 @@ measure it on), so that a scorer and a calibration that never saw the family can
         --cal /work/data/learned/ocr/devcal --measure /work/data/learned/ocr/dev5
 
 Writes OUT/train_<name> (truth JSON and image, or OCR cache files, of other families), OUT/cal_<name> (other
-families) and OUT/measure_<name> (the family only), as symbolic links; docs/extraction.md "An unseen layout family"
+families) and OUT/measure_<name> (the family only), as symbolic links; docs/extraction_measured.md "An unseen layout family"
 has the commands that use them."""
 from __future__ import annotations
 

@@ -165,7 +165,7 @@ class ReviewConfig(_Strict):
 class ExtractionConfig(_Strict):
     # learned is the default: on dev it matches or beats the rules in wrong fields and document accuracy, and
     # with the rules' confidence for the values they share it sends as many documents straight through, with no
-    # more wrong among them (docs/extraction.md "Measured"); rules: the label lexicon and strategies alone.
+    # more wrong among them (docs/extraction_measured.md); rules: the label lexicon and strategies alone.
     # hybrid: candidates from both; the preferred source's value is taken when it validates, else the other's
     # learned: every rule strategy's and type detector's candidates scored by a trained model, one joint
     # assignment per document (docs/extraction.md)
