@@ -7,8 +7,9 @@ the OCR ms per page recorded in the cache. Optionally with a part of the label l
 
 With ``--json``, also writes per configuration the wrong fields (``errors``), the documents sent straight through
 (``straight_through``), per field a sample of the decision's evidence and whether it was right (``samples``,
-with the document's name) and per document whether it was right and its routing's hard reasons (``documents``),
-which ``python -m models.scorer.calibrate`` fits on."""
+with the document's name) and per document whether it was right, its routing's risk and hard reasons, each found
+field's confidence and each empty field's P(really absent) (``documents``), which ``python -m
+models.scorer.calibrate`` fits on."""
 from __future__ import annotations
 
 import argparse
@@ -57,8 +58,11 @@ class Tally:
             self.straight_wrong += not right
         self.ms += ms
         self.pages += len(doc.pages)
-        self.documents.append({"doc": doc.name, "right": right,
-                               "hard_reasons": list(diagnostics.get("routing", {}).get("hard_reasons", ()))})
+        routing = diagnostics.get("routing", {})
+        self.documents.append({"doc": doc.name, "right": right, "hard_reasons": list(routing.get("hard_reasons", ())),
+                               "risk": routing.get("risk"),
+                               "confidence": {k: v.get("confidence") for k, v in fields.items() if v is not None},
+                               "absent_ok": diagnostics.get("absent_ok", {})})
         evidence = diagnostics.get("evidence", {})
         rules = diagnostics.get("rules")  # the learned decision: fields the rules' own decision shares, finds
         for k in FIELD_KEYS:

@@ -1,5 +1,5 @@
 """The replay report names every document sent straight through and every wrong field, per configuration, and
-records each document's routing."""
+records each document's routing and what its risk is made of."""
 from __future__ import annotations
 
 from models.scorer.evaluate import Tally
@@ -24,14 +24,20 @@ def test_tally_lists_straight_through_documents_and_samples_name_them() -> None:
 
 
 def test_tally_records_each_document_with_its_routings_hard_reasons() -> None:
-    """Per document: whether it was right, and the hard reasons its routing recorded (the document map's fit
-    leaves out the documents something other than the risk sends to review)."""
+    """Per document: whether it was right, the risk and hard reasons its routing recorded (the document map's fit
+    leaves out the documents something other than the risk sends to review), each found field's confidence and
+    each empty field's P(really absent): what a document's risk is made of."""
     t = Tally()
-    right = {"insurer": {"value": "甲保险公司"}, "premium": None}
-    t.add(_doc("a.jpg", "甲保险公司"), right, [], {"routing": {"hard_reasons": []}}, 10.0)
-    t.add(_doc("b.jpg", "乙保险公司"), right, ["invalid:insurer"], {"routing": {"hard_reasons": ["invalid:insurer"]}},
-          10.0)
-    t.add(_doc("c.jpg", "甲保险公司"), right, [], {}, 10.0)  # no routing recorded: no hard reasons
-    assert t.documents == [{"doc": "a.jpg", "right": True, "hard_reasons": []},
-                           {"doc": "b.jpg", "right": False, "hard_reasons": ["invalid:insurer"]},
-                           {"doc": "c.jpg", "right": True, "hard_reasons": []}]
+    right = {"insurer": {"value": "甲保险公司", "confidence": 0.99}, "premium": None}
+    absent = {"premium": 0.97}
+    t.add(_doc("a.jpg", "甲保险公司"), right, [], {"routing": {"hard_reasons": [], "risk": 0.0397},
+                                                   "absent_ok": absent}, 10.0)
+    t.add(_doc("b.jpg", "乙保险公司"), right, ["invalid:insurer"],
+          {"routing": {"hard_reasons": ["invalid:insurer"], "risk": 0.0397}, "absent_ok": absent}, 10.0)
+    t.add(_doc("c.jpg", "甲保险公司"), right, [], {}, 10.0)  # no routing recorded: no hard reasons, no risk
+    found = {"insurer": 0.99}
+    assert t.documents == [
+        {"doc": "a.jpg", "right": True, "hard_reasons": [], "risk": 0.0397, "confidence": found, "absent_ok": absent},
+        {"doc": "b.jpg", "right": False, "hard_reasons": ["invalid:insurer"], "risk": 0.0397, "confidence": found,
+         "absent_ok": absent},
+        {"doc": "c.jpg", "right": True, "hard_reasons": [], "risk": None, "confidence": found, "absent_ok": {}}]
