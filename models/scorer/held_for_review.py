@@ -1,7 +1,8 @@
 """Why right documents go to review, from ``models.scorer.evaluate --json`` records: per configuration and draw, the
 right documents a hard reason holds (counted by reason) and those the risk alone holds, with the fields that carry
 that risk (the fewest, least certain first, whose removal brings the risk to the target), grouped by whether the
-value was shared with the rules, the decision's own, or an empty field, and by the capture of its page.
+value was shared with the rules, the decision's own, or an empty field, and by the capture of its page (``unknown``
+where the records hold none: a configuration other than the learned decision).
 
     PYTHONPATH=$PWD python -m models.scorer.held_for_review EVAL.json [EVAL2.json ...] [--target 0.08] [--top 8]
 """
@@ -39,10 +40,10 @@ def risk_carriers(doc: Mapping[str, Any], samples: Mapping[tuple[str, str], Mapp
     for key, conf in doc["confidence"].items():
         s = samples.get((doc["doc"], key), {})
         kind = "shared" if s.get("rules_agree") else "own"
-        parts.append((-math.log(max(conf or 0.0, 1e-12)), f"{kind}:{s.get('capture') or 'scan'}:{key}"))
+        parts.append((-math.log(max(conf or 0.0, 1e-12)), f"{kind}:{s.get('capture') or 'unknown'}:{key}"))
     for key, ok in doc["absent_ok"].items():
         s = samples.get((doc["doc"], key), {})
-        parts.append((-math.log(max(ok, 1e-12)), f"empty:{s.get('document_capture') or 'scan'}:{key}"))
+        parts.append((-math.log(max(ok, 1e-12)), f"empty:{s.get('document_capture') or 'unknown'}:{key}"))
     parts.sort(reverse=True)
     budget, total, out = -math.log(1.0 - target), sum(v for v, _ in parts), []
     for v, name in parts:
