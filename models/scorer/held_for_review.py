@@ -1,6 +1,7 @@
 """Why right documents go to review, from ``models.scorer.evaluate --json`` records: per configuration and draw, the
 right documents a hard reason holds (counted by reason) and those the risk alone holds, with the fields that carry
-that risk (the fewest, least certain first, whose removal brings the risk to the target), grouped by whether the
+that risk (those the routing names: the fewest, least certain first, whose removal brings the risk to the target;
+``stages.extraction.routing.route``), grouped by whether the
 value was shared with the rules, the decision's own, or an empty field, and by the capture of its page (``unknown``
 where the records hold none: a configuration other than the learned decision).
 
@@ -10,12 +11,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
+
+from stages.extraction.routing import route
 
 
 @dataclass
@@ -31,26 +33,36 @@ class Held:
     carriers: Counter = field(default_factory=Counter)  # "shared|own|empty:capture" -> fields carrying held risk
     fields: Counter = field(default_factory=Counter)  # field -> times it carried held risk
 
+    def add(self, other: "Held") -> None:
+        for name in ("documents", "right", "straight", "by_hard", "by_risk"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.hard.update(other.hard)
+        self.carriers.update(other.carriers)
+        self.fields.update(other.fields)
+
+    def report(self, label: str, top: int) -> str:
+        return (f"{label}: {self.documents} documents, {self.right} right: {self.straight} straight through, "
+                f"{self.by_hard} held by a hard reason, {self.by_risk} by the risk alone\n"
+                f"  hard: {dict(self.hard.most_common(top))}\n"
+                f"  risk carried by: {dict(self.carriers.most_common(top))}\n"
+                f"  fields: {dict(self.fields.most_common(top))}\n")
+
 
 def risk_carriers(doc: Mapping[str, Any], samples: Mapping[tuple[str, str], Mapping[str, Any]], target: float
                   ) -> list[str]:
-    """The fields of one document whose removal, least certain first, brings its risk to ``target``, each as
-    ``kind:capture:field`` (kind: shared with the rules, own, or empty)."""
-    parts = []
-    for key, conf in doc["confidence"].items():
+    """The fields the routing names for one document with no hard reason (``route``: the least certain first, until
+    the fields left carry at most ``target``), each as ``kind:capture:field`` (kind: shared with the rules, own, or
+    empty)."""
+    routing = route(doc["confidence"], doc["absent_ok"], (), (), target)
+    out = []
+    for reason in routing.reasons:
+        key = reason.split(":", 1)[1]
         s = samples.get((doc["doc"], key), {})
-        kind = "shared" if s.get("rules_agree") else "own"
-        parts.append((-math.log(max(conf or 0.0, 1e-12)), f"{kind}:{s.get('capture') or 'unknown'}:{key}"))
-    for key, ok in doc["absent_ok"].items():
-        s = samples.get((doc["doc"], key), {})
-        parts.append((-math.log(max(ok, 1e-12)), f"empty:{s.get('document_capture') or 'unknown'}:{key}"))
-    parts.sort(reverse=True)
-    budget, total, out = -math.log(1.0 - target), sum(v for v, _ in parts), []
-    for v, name in parts:
-        if total <= budget:
-            break
-        out.append(name)
-        total -= v
+        if key in doc["absent_ok"]:
+            out.append(f"empty:{s.get('document_capture') or 'unknown'}:{key}")
+        elif key in doc["confidence"]:
+            kind = "shared" if s.get("rules_agree") else "own"
+            out.append(f"{kind}:{s.get('capture') or 'unknown'}:{key}")
     return out
 
 
@@ -88,21 +100,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             if docs and "risk" not in docs[0]:
                 raise SystemExit(f"{path}: no risk recorded; evaluate again with this tree's models.scorer.evaluate")
             h = tally(docs, rep["samples"][label], args.target)
-            sys.stdout.write(f"{label}: {h.documents} documents, {h.right} right: {h.straight} straight through, "
-                             f"{h.by_hard} held by a hard reason, {h.by_risk} by the risk alone\n"
-                             f"  hard: {dict(h.hard.most_common(args.top))}\n"
-                             f"  risk carried by: {dict(h.carriers.most_common(args.top))}\n"
-                             f"  fields: {dict(h.fields.most_common(args.top))}\n")
-            for name in ("documents", "right", "straight", "by_hard", "by_risk"):
-                setattr(total, name, getattr(total, name) + getattr(h, name))
-            total.hard.update(h.hard)
-            total.carriers.update(h.carriers)
-            total.fields.update(h.fields)
-    sys.stdout.write(f"all: {total.documents} documents, {total.right} right: {total.straight} straight through, "
-                     f"{total.by_hard} held by a hard reason, {total.by_risk} by the risk alone\n"
-                     f"  hard: {dict(total.hard.most_common(args.top))}\n"
-                     f"  risk carried by: {dict(total.carriers.most_common(args.top))}\n"
-                     f"  fields: {dict(total.fields.most_common(args.top))}\n")
+            sys.stdout.write(h.report(label, args.top))
+            total.add(h)
+    sys.stdout.write(total.report("all", args.top))
     return 0
 
 
