@@ -19,8 +19,15 @@ not share (``own``) and of shared values (``shared``), fitted on the values of i
 (CAPTURE_GROUPS), each bin's rate shrunk toward the pooled map by CAPTURE_PRIOR values (``--capture-prior``; 0: no
 maps per capture), ``platt`` (with ``--map platt``) Platt scaling of P with an
 offset per page capture, fitted on the same values as the isotonic map, which it replaces where there are
-MIN_PLATT wrong and right values to fit it on (docs/decisions.md, "A map of the learned P per
-capture")."""
+MIN_PLATT wrong and right values to fit it on (docs/decisions_calibration.md, "Looser maps of the learned P:
+not adopted").
+
+``--onto FILE --refit PART [--refit PART]`` writes FILE with those parts refitted on the labels and the rest kept:
+``platt`` its Platt map; ``own`` its maps of values the rules do not share (``isotonic``, ``weak_reading`` and each
+capture's ``own`` map), which a dev set holds few of; ``shared:fax`` the faxes' map of shared values, whose top bins
+three folders hold too few misreads to fit. So parts can be fitted on more sets than the rest
+(docs/decisions_calibration.md, "Maps of values the rules do not share, and the faxes' shared map, fitted on nine
+dev sets")."""
 from __future__ import annotations
 
 import argparse
@@ -44,10 +51,11 @@ PLATT_CAPTURES = ("photo", "fax")  # the captures with an offset of their own in
 PLATT_RIDGE = 1.0  # L2 penalty on those offsets, in draw-weighted values: a capture with few values stays near 0
 MIN_PLATT = 10  # wrong values, and right ones, needed to fit the Platt map (else the isotonic map holds)
 # the page captures whose values share maps of their own (by_capture): faxes, whose recognizer misreads more often at
-# the same P, and the rest; three groups (scan, photo, fax) keep fewer values per bin (docs/decisions_learned.md)
+# the same P, and the rest; three groups (scan, photo, fax) keep fewer values per bin (docs/decisions_calibration.md)
 CAPTURE_GROUPS = (("fax",), ("scan", "photo"))
 # the pooled map's weight in each bin of a capture's map, in draw-weighted values: a bin with few values stays near
-# the pooled rate (chosen on dev: docs/decisions_learned.md, "Maps of P per page capture, shrunk toward the pooled map")
+# the pooled rate (chosen on dev: docs/decisions_calibration.md, "Maps of P per page capture, shrunk toward the
+# pooled map")
 CAPTURE_PRIOR = 10.0
 
 
@@ -193,6 +201,36 @@ def fit_calibration(samples: Sequence[dict[str, Any]], version: str,
                            shared_by_capture=by_capture(shared, (sx, sy), capture_prior))
 
 
+REFIT_PARTS = ("platt", "own", "shared:fax")
+
+
+def refitted(base: dict[str, Any], fitted: dict[str, Any], parts: Sequence[str]) -> dict[str, Any]:
+    """The keys of calibration file ``base`` with ``parts`` taken from ``fitted`` (a new fit's file) and the rest
+    kept: ``platt`` its Platt map; ``own`` its maps of values the rules do not share, that is the pooled
+    ``isotonic`` map, the ``weak_reading`` map and each capture's ``own`` map; ``shared:CAPTURE`` that capture's map
+    of shared values. A map asked for that the new fit lacks (no such values among the labels) is a ValueError."""
+    out: dict[str, Any] = {}
+    if "platt" in parts:
+        out["platt"] = fitted["platt"]
+    if "own" in parts:
+        out.update(isotonic=fitted["isotonic"], weak_reading=fitted["weak_reading"])
+    base_maps, new_maps = base.get("by_capture") or {}, fitted.get("by_capture") or {}
+    taken = {(c, "own") for c in set(base_maps) | set(new_maps)} if "own" in parts else set()
+    taken |= {(p.split(":", 1)[1], "shared") for p in parts if p.startswith("shared:")}
+    if taken:
+        out["by_capture"] = {}
+        for c in sorted(set(base_maps) | set(new_maps)):
+            maps = dict(base_maps.get(c) or {})
+            for kind in ("own", "shared"):
+                if (c, kind) not in taken:
+                    continue
+                if not (new_maps.get(c) or {}).get(kind):
+                    raise ValueError(f"the labels hold no {kind} values on {c} pages to refit that map from")
+                maps[kind] = new_maps[c][kind]
+            out["by_capture"][c] = dict(sorted(maps.items()))
+    return out
+
+
 def draw_weight(label: str, labels: Sequence[str]) -> float:
     """1 / the number of lexicon draws fitted on for the label's document folder (``FOLDER[/withheld F:S]/CONFIG``):
     the draws read the same documents again, so together they count as one reading of each."""
@@ -213,11 +251,20 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--capture-prior", type=float, default=CAPTURE_PRIOR,
                     help="the pooled map's weight (values) in each bin of the maps per page capture; 0: none")
     ap.add_argument("--onto", type=Path,
-                    help="with --map platt: write this calibration file with only its Platt map refitted (its maps "
-                         "and absent rates, fitted on more documents, are kept)")
+                    help="write this calibration file with only the parts named by --refit refitted on the labels "
+                         "(the rest, such as its absent rates, is kept)")
+    ap.add_argument("--refit", choices=REFIT_PARTS, action="append", default=[],
+                    help="with --onto, repeatable: a part refitted, platt (its Platt map; needs --map platt), own (its "
+                         "maps of values the rules do not share) or shared:fax (the faxes' map of shared values); "
+                         "default platt with --map platt")
     args = ap.parse_args(argv)
-    if args.onto and args.map != "platt":
-        ap.error("--onto refits a file's Platt map: it needs --map platt")
+    refit = args.refit or (["platt"] if args.map == "platt" else [])
+    if args.refit and not args.onto:
+        ap.error("--refit names parts of an --onto file to refit: it needs --onto")
+    if args.onto and not refit:
+        ap.error("--onto refits parts of a file: name them with --refit, or --map platt")
+    if "platt" in refit and args.map != "platt":
+        ap.error("--refit platt refits a file's Platt map: it needs --map platt")
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     pooled: dict[str, list] = {}
     for path in args.report:
@@ -233,8 +280,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     out = cal.to_json(extra)
     if args.onto:
         base = json.loads(args.onto.read_text(encoding="utf-8"))
-        extra["onto"] = {k: base.get(k) for k in ("version", "fitted_on", "command")}
-        out = {**base, "version": args.version, "platt": out["platt"], **extra}
+        extra["onto"] = {k: base.get(k) for k in ("version", "fitted_on", "command", "onto")}
+        try:
+            out = {**base, "version": args.version, **refitted(base, out, refit), **extra}
+        except ValueError as exc:
+            ap.error(str(exc))
     args.out.write_text(json.dumps(out, ensure_ascii=False, indent=1), encoding="utf-8")
     log.info("wrote %s (%d breakpoints, Platt %s %s, %d found fields)", args.out,
              len((out.get("isotonic") or {}).get("x", ())), cal.platt, dict(cal.platt_capture), found)

@@ -21,8 +21,8 @@ CALIBRATION_FORMAT = "docpipe-score-calibration"
 # photos were really absent, 11 of 26 above it), on a document that is no fax (there a misread leaves nothing)
 VACANT_FREE = 1e-3
 # a value whose least sure character the recognizer read below this has its own map of P: such values are wrong
-# more often at the same P (docs/decisions.md, "A map of its own for values read with an unsure character"); of an
-# amount or a date, only its numerals count (FieldEvidence.value_rec_min)
+# more often at the same P (docs/decisions_calibration.md, "A map of its own for values read with an unsure
+# character"); of an amount or a date, only its numerals count (FieldEvidence.value_rec_min)
 WEAK_READING = 0.9
 
 
@@ -102,17 +102,18 @@ class ScoreCalibrator:
     null_ok_none_left: Mapping[str, float] = field(default_factory=dict)
     # Platt scaling of P for the values read without an unsure character: P(correct) = sigmoid(platt[0] +
     # platt[1] * logit(P) + platt_capture[capture of the value's page]); where the file has it, it replaces the
-    # isotonic map (docs/decisions.md, "A map of the learned P per capture")
+    # isotonic map (docs/decisions_calibration.md, "Looser maps of the learned P: not adopted")
     platt: tuple[float, ...] = ()
     platt_capture: Mapping[str, float] = field(default_factory=dict)
     # the map of P for values the rules' own decision shares, fitted on those values alone: P(correct | the two
     # decisions output one value, the scorer's P); where the file has it, it makes a shared value's confidence
-    # (stages/extraction/learned/confidence.py; docs/decisions.md, "A shared value's confidence: its own map of P")
+    # (stages/extraction/learned/confidence.py; docs/decisions_calibration.md, "A shared value's confidence: its own
+    # map of P")
     shared_x: tuple[float, ...] = ()
     shared_y: tuple[float, ...] = ()
     # per page capture (scan, photo, fax), the maps of P for values the rules do not share (``own``) and for shared
     # values (``shared``), each bin's rate shrunk toward the pooled map; where the file has a capture's map, it
-    # replaces the pooled one on that capture's pages (docs/decisions_learned.md, "Maps of P per page capture,
+    # replaces the pooled one on that capture's pages (docs/decisions_calibration.md, "Maps of P per page capture,
     # shrunk toward the pooled map")
     own_by_capture: Mapping[str, tuple[tuple[float, ...], tuple[float, ...]]] = field(default_factory=dict)
     shared_by_capture: Mapping[str, tuple[tuple[float, ...], tuple[float, ...]]] = field(default_factory=dict)

@@ -248,3 +248,54 @@ def test_onto_refits_only_the_platt_map_of_a_calibration_file(tmp_path) -> None:
 def test_onto_without_the_platt_map_is_refused(tmp_path) -> None:
     with pytest.raises(SystemExit):
         calibrate_main([str(tmp_path / "r.json"), "--label", "a/learned", "--onto", str(tmp_path / "base.json")])
+    with pytest.raises(SystemExit):  # the Platt map is refitted only under --map platt
+        calibrate_main([str(tmp_path / "r.json"), "--label", "a/learned", "--onto", str(tmp_path / "base.json"),
+                        "--refit", "platt"])
+    with pytest.raises(SystemExit):  # --refit names a part of an --onto file
+        calibrate_main([str(tmp_path / "r.json"), "--label", "a/learned", "--refit", "own"])
+
+
+def test_onto_refit_own_replaces_only_the_maps_of_values_the_rules_do_not_share(tmp_path) -> None:
+    """``--onto FILE --refit own`` fits the maps of values the rules do not share (pooled, weak reading, each
+    capture's) on the labels and keeps FILE's shared maps, Platt map and absent rates: a confidence of a value the
+    rules share is FILE's, one of a value they do not share is the new fit's."""
+    def s(i, agree, correct, score, capture="scan", rec_min=0.99):
+        return {"doc": f"d{i}", "field": "premium", "found": True, "correct": correct, "truth_absent": False,
+                "score": score, "capture": capture, "evidence": {"rec_min": rec_min}, "rules_agree": agree,
+                "rules_found": True}
+    own = [s(i, False, i % 50 != 0, 0.995, "fax" if i % 4 == 0 else "scan") for i in range(400)]
+    own += [s(i, False, i % 3 != 0, 0.995, rec_min=0.5) for i in range(400, 460)]
+    shared = [s(i, True, i % 5 != 0, 0.995, "fax" if i % 2 else "scan") for i in range(460, 660)]
+    report = tmp_path / "r.json"
+    report.write_text(json.dumps({"samples": {"a/learned": own + shared}}), encoding="utf-8")
+    old_shared = ((0.5, 1.0), (0.6, 0.7))
+    base_cal = replace(fit_calibration(shared + own[:20], "old"), null_ok={"premium": 0.3},
+                       shared_x=old_shared[0], shared_y=old_shared[1],
+                       shared_by_capture={"scan": old_shared, "photo": old_shared, "fax": old_shared})
+    base = tmp_path / "base.json"
+    base.write_text(json.dumps(base_cal.to_json({"command": "first fit"})), encoding="utf-8")
+    out = tmp_path / "out.json"
+    assert calibrate_main([str(report), "--label", "a/learned", "--onto", str(base), "--refit", "own",
+                           "--version", "new", "--out", str(out)]) == 0
+    written = json.loads(out.read_text(encoding="utf-8"))
+    cal, fresh = ScoreCalibrator.from_json(written), fit_calibration(own + shared, "fresh")
+    assert cal.version == "new" and written["onto"]["command"] == "first fit"
+    assert dict(cal.null_ok) == {"premium": 0.3} and cal.platt == base_cal.platt
+    assert (cal.shared_x, cal.shared_y) == old_shared and dict(cal.shared_by_capture) == dict(
+        base_cal.shared_by_capture)
+    assert (cal.iso_x, cal.iso_y, cal.weak_x, cal.weak_y) == (fresh.iso_x, fresh.iso_y, fresh.weak_x, fresh.weak_y)
+    assert dict(cal.own_by_capture) == dict(fresh.own_by_capture) != dict(base_cal.own_by_capture)
+    ev = _Ev(0.995, 0.99)
+    assert cal.shared(ev, "scan") == base_cal.shared(ev, "scan")
+    assert cal.confidence(ev, "fax") == fresh.confidence(ev, "fax") != base_cal.confidence(ev, "fax")
+    # shared:fax refits the faxes' map of shared values too; the scans' and photos' stay FILE's
+    assert calibrate_main([str(report), "--label", "a/learned", "--onto", str(base), "--refit", "own",
+                           "--refit", "shared:fax", "--version", "new", "--out", str(out)]) == 0
+    both = ScoreCalibrator.from_json(json.loads(out.read_text(encoding="utf-8")))
+    assert both.shared_by_capture["fax"] == fresh.shared_by_capture["fax"] != old_shared
+    assert both.shared_by_capture["scan"] == both.shared_by_capture["photo"] == old_shared
+    assert dict(both.own_by_capture) == dict(fresh.own_by_capture) and dict(both.null_ok) == {"premium": 0.3}
+    report.write_text(json.dumps({"samples": {"a/learned": own}}), encoding="utf-8")
+    with pytest.raises(SystemExit):  # no shared values among the labels: nothing to refit the faxes' map from
+        calibrate_main([str(report), "--label", "a/learned", "--onto", str(base), "--refit", "shared:fax",
+                        "--out", str(out)])
