@@ -26,6 +26,7 @@ from stages.extraction.wrap import MAY_WRAP, continuation_below
 from stages.extraction.routing import (EXTRACTORS_DISAGREE, MAY_BE_CUT, MAY_CONTINUE, evidence_reasons, route,
                                       uncalibrated_reasons)
 from stages.postprocess.validate import validate_fields
+from stages.postprocess.values import defects
 from stages.recognition.ctc import CharDict, beam_search_topn
 from stages.contracts.types import TextLine
 
@@ -234,7 +235,7 @@ class FieldAssembler:
                 "confidence": conf,
                 "page": page,
                 "polygon": self.polygon(d.proposal, lines),
-                "valid": d.normalized.value is not None and not issues,
+                "valid": d.normalized.value is not None and not defects(issues),
                 "issues": list(issues),
             }
             found[key] = conf

@@ -11,7 +11,7 @@ import unicodedata
 from dataclasses import dataclass
 from datetime import date
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
-from typing import Optional
+from typing import Optional, Sequence
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Result type and issue codes
@@ -27,6 +27,16 @@ ISSUE_ID_FORMAT = "id_format"
 ISSUE_ID_CHECKSUM = "id_checksum"
 ISSUE_ID_BIRTHDATE = "id_birthdate"
 ISSUE_PHONE = "phone_format"
+
+# Issues that record a repair the normaliser made before the value validated: they stay in a field's ``issues`` for a
+# person to see, but do not make the field invalid; the routing weighs them through the field's confidence
+# (docs/schema.md, Issue codes). Every other issue is a defect.
+REPAIR_NOTES: frozenset[str] = frozenset({ISSUE_YEAR_RESTORED})
+
+
+def defects(issues: Sequence[str]) -> tuple[str, ...]:
+    """The issues that make a field invalid: all but the repair notes."""
+    return tuple(i for i in issues if i not in REPAIR_NOTES)
 
 
 @dataclass(frozen=True)

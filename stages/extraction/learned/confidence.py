@@ -41,7 +41,8 @@ class RulesView:
             if f is None:
                 continue
             values[key] = f.get("value")
-            conf[key] = None if key in doubted or not f.get("valid", False) else float(f["confidence"])
+            clean = f.get("valid", False) and not f.get("issues")  # a repair note is a doubt here too
+            conf[key] = None if key in doubted or not clean else float(f["confidence"])
         return cls(values, conf)
 
 

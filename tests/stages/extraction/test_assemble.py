@@ -168,3 +168,14 @@ def test_a_value_whose_line_box_holds_unread_room_goes_to_review(chars):
     cut = _replace(read, polygon=wide, char_u=tuple(u * scale for u in read.char_u))
     fields, reasons, diag = FieldAssembler(chars, 0.5, ()).assemble({"policyholder_address": [cand]}, [[cut]], TODAY)
     assert fields["policyholder_address"]["value"] and "may_be_cut:policyholder_address" in diag["routing"]["hard_reasons"]
+
+
+def test_a_restored_year_is_a_repair_note_not_a_defect(chars):
+    # 二一八年: the recognizer dropped the 〇 of 二〇一八; the normaliser puts it back and notes it
+    text = "二一八年五月一日"
+    line = _line(chars, text, {})
+    cand = Proposal("effective_date", text, tuple((0, 0, i) for i in range(len(text))), 0.95, "rules")
+    fields, reasons, _ = FieldAssembler(chars, 0.5, ()).assemble({"effective_date": [cand]}, [[line]], TODAY)
+    f = fields["effective_date"]
+    assert f["value"] == "2018-05-01" and f["issues"] == ["year_digit_restored"] and f["valid"] is True
+    assert not any(r.startswith("invalid:") for r in reasons)  # no calibrator here: uncalibrated:rules is its reason

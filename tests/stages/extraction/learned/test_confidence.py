@@ -75,6 +75,11 @@ def test_disagreeing_or_doubted_value_keeps_the_learned_confidence() -> None:
     assert AgreementCalibrator(LEARNED, agree).confidence(_Ev("premium", 0.75)) == LEARNED.confidence(_Ev("premium", 0.75))
     agree, _ = agreement(learned, _rules("100.00", 0.999, ("close_rival:premium",)))
     assert agree == {}
+    # a value the rules read with a repair note (valid, but repaired) is one they doubt too
+    noted = {"effective_date": {"value": "2018-05-01", "confidence": 0.999, "valid": True,
+                                "issues": ["year_digit_restored"]}}
+    agree, _ = agreement({"effective_date": {"value": "2018-05-01"}}, RulesView.from_assembled(noted, []))
+    assert agree == {}
 
 
 def test_a_value_alone_is_mapped_at_its_page_capture() -> None:
