@@ -180,7 +180,8 @@ def _parse_date(text: str) -> tuple[Optional[date], bool]:
 
 def normalize_date(text: str) -> Normalized:
     """``2026年1月1日零时起`` / ``2026/1/1`` / ``二〇二六年元月十五日`` ... -> ``2026-01-01`` (the printed date). A year
-    whose dropped 〇 or 二 was put back keeps the issue ``year_digit_restored``, so a person looks at it."""
+    whose dropped 〇 or 二 was put back keeps the issue ``year_digit_restored``, a repair note (REPAIR_NOTES): the
+    value is not ``valid`` here, so re-decoding looks for a reading without it, but a field that keeps it stays valid."""
     if not compact(text):
         return Normalized(None, (ISSUE_EMPTY,))
     d, restored = _parse_date(text)
