@@ -123,8 +123,9 @@ class PageConfig(_Strict):
     # higher score
     fax_second_look: bool = True
     orientation: bool = True  # turn sideways and upside-down pages upright (uses recognition.cls_model)
-    # upside down when the mean upside-down probability of the sampled lines is above this
-    flip_threshold: float = Field(0.5, gt=0, lt=1)
+    # upside down when the mean upside-down probability of the sampled lines is above this (dev: upright pages
+    # reach 0.54, pages turned over fall to 0.70; docs/decisions.md, "Orientation from the page's own detection")
+    flip_threshold: float = Field(0.6, gt=0, lt=1)
 
 
 class ReviewConfig(_Strict):

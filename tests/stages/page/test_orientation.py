@@ -57,6 +57,8 @@ def test_decision_table() -> None:
     assert decide_rotation(40, 1, 0.01, cfg) == 90
     assert decide_rotation(40, 1, 0.99, cfg) == 270
     assert decide_rotation(2, 0, 0.01, cfg) == 0  # too few tall boxes to call a page sideways
+    # a clean PDF page the classifier reads less surely stays upright; a page turned over is turned back
+    assert decide_rotation(0, 24, 0.54, cfg) == 0 and decide_rotation(0, 24, 0.70, cfg) == 180
 
 
 # -- real models ------------------------------------------------------------------------------------
