@@ -60,7 +60,7 @@ class Data:
     keys: tuple[str, ...]
     docs: tuple[str, ...]
     absent: tuple[tuple[int, str, bool], ...]  # (document index, field, truly absent)
-    valid: np.ndarray  # (n,) bool
+    valid: np.ndarray  # (n,) bool: the field as output was valid (what the routing reads)
     group: np.ndarray  # (documents,) one id per document name: its readings in several reports share a fold
     evidence: tuple[FieldEvidence, ...] = ()  # (n,) what each row was computed from
     xs: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))  # (n, 2) the score design (:data:`SCORE_FEATURES`)
@@ -94,7 +94,8 @@ def load(reports: Sequence[Path], source: Optional[str] = None) -> Data:
             ys.append(1.0 if s["correct"] else 0.0)
             docs_of.append(names.setdefault(f"{tag}\x00{s['document']}", len(names)))
             keys.append(s["key"])
-            valid.append(ev.valid)
+            # the routing's validity (a repair note leaves a field valid); the evidence's, in reports without it
+            valid.append(ev.valid if s.get("valid") is None else bool(s["valid"]))
         for s in rep["absent_samples"] if alone else ():
             absent.append((names.setdefault(f"{tag}\x00{s['document']}", len(names)), s["key"], bool(s["truly_absent"])))
     plain: dict[str, int] = {}

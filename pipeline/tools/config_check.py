@@ -132,7 +132,9 @@ def score(results: Sequence[dict], truths: Sequence[tuple[str, dict]], target: O
                 wrong_docs.append(name)
         diag = res.get("diagnostics", {}) or {}
         for key, ev in (diag.get("evidence", {}) or {}).items():
-            samples.append({"document": name, "key": key, "confidence": (res["fields"].get(key) or {}).get("confidence"),
+            field = res["fields"].get(key) or {}
+            samples.append({"document": name, "key": key, "confidence": field.get("confidence"),
+                            "valid": field.get("valid"),
                             "correct": got.get(key) is not None and got.get(key) == want.get(key), "evidence": ev})
         for key, p in (diag.get("absent_ok", {}) or {}).items():
             absent.append({"document": name, "key": key, "absent_ok": p, "truly_absent": want.get(key) is None})

@@ -102,8 +102,9 @@ def evaluate(directory: Path, config_path: Optional[str], limit: int = 0,
             all_right = model.add_document(name, want, got)
             diag = result.get("diagnostics", {}) or {}
             for key, ev in (diag.get("evidence", {}) or {}).items():
-                conf = (result["fields"].get(key) or {}).get("confidence")
-                samples.append({"document": name, "key": key, "confidence": conf,
+                field = result["fields"].get(key) or {}
+                samples.append({"document": name, "key": key, "confidence": field.get("confidence"),
+                                "valid": field.get("valid"),
                                 "correct": got.get(key) is not None and got.get(key) == want.get(key), "evidence": ev})
             for key, p in (diag.get("absent_ok", {}) or {}).items():
                 absent_samples.append({"document": name, "key": key, "absent_ok": p, "truly_absent": want.get(key) is None})

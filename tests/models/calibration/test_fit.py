@@ -129,3 +129,16 @@ def test_a_source_is_fitted_on_its_own_fields_and_a_score_calibrator_maps_its_pr
     assert cal.confidence(hi) > cal.confidence(lo) + 0.3  # it learned that the span probability means something
     assert main([str(rep), "--source", "learned", "--out", str(out)]) == 2  # no field of that source: nothing written
     assert not (out / "learned.json").exists()
+
+
+def test_the_routing_replay_reads_the_fields_output_validity(tmp_path):
+    """A field whose evidence says invalid (a restored year: the normaliser noted a repair) but that the output kept
+    valid is valid to the fit's routing, as to the runtime's; a report without ``valid`` falls back to the evidence."""
+    noted = FieldEvidence.from_dict({**_ev(0.9, 0.99).as_dict(), "valid": False, "n_issues": 1})
+    rows = [{"document": "d0", "key": noted.key, "confidence": None, "correct": True, "evidence": noted.as_dict()}]
+    rep = tmp_path / "r.json"
+    rep.write_text(json.dumps({"calibration_samples": [dict(rows[0], valid=True)], "absent_samples": []}),
+                   encoding="utf-8")
+    assert load([rep]).valid.tolist() == [True]
+    rep.write_text(json.dumps({"calibration_samples": rows, "absent_samples": []}), encoding="utf-8")
+    assert load([rep]).valid.tolist() == [False]
