@@ -16,18 +16,18 @@ empty_kind`` tells them),
 ``weak_reading`` the map of P for values read with a character below ``WEAK_READING``, fitted on them alone (the
 isotonic map is then fitted on the others), ``by_capture`` per page capture the map of P of values the rules do
 not share (``own``) and of shared values (``shared``), fitted on the values of its group of captures
-(CAPTURE_GROUPS), each bin's rate shrunk toward the pooled map by CAPTURE_PRIOR values (``--capture-prior``; 0: no
-maps per capture), ``platt`` (with ``--map platt``) Platt scaling of P with an
+(CAPTURE_GROUPS, or ``--capture-groups``), each bin's rate shrunk toward the pooled map by CAPTURE_PRIOR values
+(``--capture-prior``; 0: no maps per capture), ``platt`` (with ``--map platt``) Platt scaling of P with an
 offset per page capture, fitted on the same values as the isotonic map, which it replaces where there are
 MIN_PLATT wrong and right values to fit it on (docs/decisions_calibration.md, "Looser maps of the learned P:
 not adopted").
 
 ``--onto FILE --refit PART [--refit PART]`` writes FILE with those parts refitted on the labels and the rest kept:
 ``platt`` its Platt map; ``own`` its maps of values the rules do not share (``isotonic``, ``weak_reading`` and each
-capture's ``own`` map), which a dev set holds few of; ``shared:fax`` the faxes' map of shared values, whose top bins
-three folders hold too few misreads to fit. So parts can be fitted on more sets than the rest
-(docs/decisions_calibration.md, "Maps of values the rules do not share, and the faxes' shared map, fitted on nine
-dev sets")."""
+capture's ``own`` map), which a dev set holds few of; ``shared:CAPTURE`` that capture's map of shared values (fax,
+scan or photo), whose top bins three folders hold too few misreads to fit. So parts can be fitted on more sets than
+the rest (docs/decisions_calibration.md, "Maps of values the rules do not share, and the faxes' shared map, fitted
+on nine dev sets", and "The scans' map of shared values, fitted on nine dev sets, on scans alone")."""
 from __future__ import annotations
 
 import argparse
@@ -122,14 +122,15 @@ def _map(found: Sequence[dict[str, Any]], prior: Optional[Map] = None, strength:
                       EDGES, np.array([_w(s) for s in found]), prior, strength)
 
 
-def by_capture(found: Sequence[dict[str, Any]], pooled: Map, strength: float) -> dict[str, Map]:
+def by_capture(found: Sequence[dict[str, Any]], pooled: Map, strength: float,
+               groups: Sequence[Sequence[str]] = CAPTURE_GROUPS) -> dict[str, Map]:
     """Per capture of the value's page (a sample without one is a scan's), the map of P fitted on the values of
-    its group in CAPTURE_GROUPS, each bin shrunk toward ``pooled`` by ``strength`` values; none when ``strength``
+    its group in ``groups``, each bin shrunk toward ``pooled`` by ``strength`` values; none when ``strength``
     is 0."""
     if strength <= 0 or not pooled[0]:
         return {}
     out = {}
-    for group in CAPTURE_GROUPS:
+    for group in groups:
         values = [s for s in found if (s.get("capture") or "scan") in group]
         if values:
             fitted = _map(values, pooled, strength)
@@ -164,7 +165,8 @@ def fit_platt(found: Sequence[dict[str, Any]]) -> tuple[tuple[float, ...], dict[
 
 def fit_calibration(samples: Sequence[dict[str, Any]], version: str,
                     absent_only: Sequence[dict[str, Any]] = (), value_map: str = "isotonic",
-                    capture_prior: float = CAPTURE_PRIOR) -> ScoreCalibrator:
+                    capture_prior: float = CAPTURE_PRIOR,
+                    capture_groups: Sequence[Sequence[str]] = CAPTURE_GROUPS) -> ScoreCalibrator:
     """Samples that record the rules' own decision (``rules_agree``, ``rules_found``) fit the map of P on the
     fields whose value the rules do not share, the ``shared`` map of P on those whose value they share
     (``stages/extraction/learned/confidence.py``), ``null_ok_none_left`` on the fields both left empty with nothing
@@ -172,7 +174,8 @@ def fit_calibration(samples: Sequence[dict[str, Any]], version: str,
     empty, and ``null_ok_against_rules`` on those the rules found a value for. ``absent_only``: more samples
     whose empty fields join the absent rates (a document gives few empty fields, a map many values).
     ``value_map``: "platt" fits the Platt map too (:func:`fit_platt`), "isotonic" the isotonic map alone.
-    ``capture_prior``: the maps per capture (:func:`by_capture`) with this strength; 0 fits none."""
+    ``capture_prior``: the maps per capture (:func:`by_capture`) with this strength; 0 fits none;
+    ``capture_groups``: the captures that share one map."""
     paired = bool(samples) and all("rules_agree" in s for s in samples)
     found = [s for s in samples if s["found"] and s["score"] is not None and not (paired and s["rules_agree"])]
     weak = [s for s in found if _weak(s)]
@@ -186,7 +189,7 @@ def fit_calibration(samples: Sequence[dict[str, Any]], version: str,
     if not paired:
         return ScoreCalibrator(xs, ys, {k: _absent_share(for_absent, k) for k in FIELD_KEYS}, 0.5, version,
                                weak_x=wx, weak_y=wy, platt=platt, platt_capture=offsets,
-                               own_by_capture=by_capture(found, (xs, ys), capture_prior))
+                               own_by_capture=by_capture(found, (xs, ys), capture_prior, capture_groups))
     both = [s for s in for_absent if not s["rules_found"]]
     against = [s for s in for_absent if s["rules_found"]]
     # empty fields with their vacant P recorded: nothing left, free, the rest; each rate fitted on its own
@@ -197,11 +200,11 @@ def fit_calibration(samples: Sequence[dict[str, Any]], version: str,
                            weak_x=wx, weak_y=wy,
                            null_ok_none_left={k: _absent_share(none_left, k) for k in FIELD_KEYS} if none_left else {},
                            platt=platt, platt_capture=offsets, shared_x=sx, shared_y=sy,
-                           own_by_capture=by_capture(found, (xs, ys), capture_prior),
-                           shared_by_capture=by_capture(shared, (sx, sy), capture_prior))
+                           own_by_capture=by_capture(found, (xs, ys), capture_prior, capture_groups),
+                           shared_by_capture=by_capture(shared, (sx, sy), capture_prior, capture_groups))
 
 
-REFIT_PARTS = ("platt", "own", "shared:fax")
+REFIT_PARTS = ("platt", "own", "shared:fax", "shared:scan", "shared:photo")
 
 
 def refitted(base: dict[str, Any], fitted: dict[str, Any], parts: Sequence[str]) -> dict[str, Any]:
@@ -231,6 +234,15 @@ def refitted(base: dict[str, Any], fitted: dict[str, Any], parts: Sequence[str])
     return out
 
 
+def capture_groups(text: str) -> tuple[tuple[str, ...], ...]:
+    """``--capture-groups``: ``fax;scan,photo`` -> (("fax",), ("scan", "photo")); every capture in one group."""
+    groups = tuple(tuple(c.strip() for c in g.split(",") if c.strip()) for g in text.split(";") if g.strip())
+    flat = [c for g in groups for c in g]
+    if not flat or len(flat) != len(set(flat)):
+        raise argparse.ArgumentTypeError(f"capture groups {text!r}: each capture once, groups split by ';'")
+    return groups
+
+
 def draw_weight(label: str, labels: Sequence[str]) -> float:
     """1 / the number of lexicon draws fitted on for the label's document folder (``FOLDER[/withheld F:S]/CONFIG``):
     the draws read the same documents again, so together they count as one reading of each."""
@@ -250,13 +262,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     help="the map of P for values the rules do not share (platt falls back to isotonic on few errors)")
     ap.add_argument("--capture-prior", type=float, default=CAPTURE_PRIOR,
                     help="the pooled map's weight (values) in each bin of the maps per page capture; 0: none")
+    ap.add_argument("--capture-groups", type=capture_groups, default=CAPTURE_GROUPS, metavar="G;G",
+                    help="the captures that share a map, groups split by ';', captures by ',' "
+                         "(default fax;scan,photo; fax;scan;photo gives each its own)")
     ap.add_argument("--onto", type=Path,
                     help="write this calibration file with only the parts named by --refit refitted on the labels "
                          "(the rest, such as its absent rates, is kept)")
     ap.add_argument("--refit", choices=REFIT_PARTS, action="append", default=[],
                     help="with --onto, repeatable: a part refitted, platt (its Platt map; needs --map platt), own (its "
-                         "maps of values the rules do not share) or shared:fax (the faxes' map of shared values); "
-                         "default platt with --map platt")
+                         "maps of values the rules do not share) or shared:CAPTURE (fax, scan or photo: that capture's map "
+                         "of shared values); default platt with --map platt")
     args = ap.parse_args(argv)
     refit = args.refit or (["platt"] if args.map == "platt" else [])
     if args.refit and not args.onto:
@@ -272,7 +287,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     samples = [dict(s, weight=draw_weight(label, args.label)) for label in args.label for s in pooled[label]]
     absent_only = [dict(s, weight=draw_weight(label, args.absent_label)) for label in args.absent_label
                    for s in pooled[label]]
-    cal = fit_calibration(samples, args.version, absent_only, args.map, args.capture_prior)
+    cal = fit_calibration(samples, args.version, absent_only, args.map, args.capture_prior, args.capture_groups)
     found = sum(1 for s in samples if s["found"])
     extra = {"fitted_on": {"reports": [p.name for p in args.report], "labels": args.label, "fields_found": found,
                            "fields": len(samples), "absent_labels": args.absent_label},

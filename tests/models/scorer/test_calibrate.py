@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from models.scorer.calibrate import binned_map, draw_weight, fit_calibration, monotone
+from models.scorer.calibrate import binned_map, capture_groups, draw_weight, fit_calibration, monotone
 from models.scorer.calibrate import main as calibrate_main
 from stages.extraction.learned.scorer import WEAK_READING, ScoreCalibrator
 
@@ -106,6 +106,34 @@ def test_each_capture_gets_maps_of_its_own_shrunk_toward_the_pooled_maps() -> No
     flat = fit_calibration(samples, "t", capture_prior=0.0)
     assert flat.shared_by_capture == {} and flat.own_by_capture == {}
     assert flat.shared(ev, "fax") == flat.shared(ev, "scan") == pooled
+
+
+def test_capture_groups_decide_which_captures_share_a_map(tmp_path) -> None:
+    """``--capture-groups fax;scan;photo`` gives scans a map of their own: photos, wrong more often at the same P
+    here, no longer pull the scans' map down; ``--refit shared:scan`` takes only that map onto a file."""
+    def s(i, correct, capture):
+        return {"doc": f"d{i}", "field": "insured_name", "found": True, "correct": correct, "truth_absent": False,
+                "score": 0.97, "rules_agree": True, "rules_found": True, "evidence": {"rec_min": 0.99},
+                "capture": capture}
+
+    samples = [s(i, True, "scan") for i in range(300)] + [s(i, i % 5 != 0, "photo") for i in range(300, 400)]
+    ev = _Ev(0.97, 0.99)
+    pooled, apart = (fit_calibration(samples, "t", capture_groups=g) for g in (
+        (("fax",), ("scan", "photo")), (("fax",), ("scan",), ("photo",))))
+    assert pooled.shared(ev, "scan") == pooled.shared(ev, "photo")
+    assert apart.shared(ev, "photo") < pooled.shared(ev, "scan") < apart.shared(ev, "scan")
+    assert capture_groups("fax;scan,photo") == (("fax",), ("scan", "photo"))
+    assert capture_groups(" fax ; scan ; photo ") == (("fax",), ("scan",), ("photo",))
+    with pytest.raises(Exception):
+        capture_groups("fax;scan,fax")
+    report, base, out = tmp_path / "r.json", tmp_path / "base.json", tmp_path / "out.json"
+    report.write_text(json.dumps({"samples": {"a/learned": samples}}), encoding="utf-8")
+    base.write_text(json.dumps(pooled.to_json()), encoding="utf-8")
+    assert calibrate_main([str(report), "--label", "a/learned", "--capture-groups", "fax;scan;photo", "--onto",
+                           str(base), "--refit", "shared:scan", "--out", str(out)]) == 0
+    cal = ScoreCalibrator.from_json(json.loads(out.read_text(encoding="utf-8")))
+    assert cal.shared(ev, "scan") == apart.shared(ev, "scan")
+    assert cal.shared(ev, "photo") == pooled.shared(ev, "photo")
 
 
 def test_empty_fields_with_nothing_or_something_left_get_their_own_absent_rates() -> None:
