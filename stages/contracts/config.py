@@ -122,6 +122,9 @@ class PageConfig(_Strict):
     # binarised pages (faxes) are also read from a despeckled rendering; each line keeps the reading with the
     # higher score
     fax_second_look: bool = True
+    # runs of leader dots between a label and its value (标签………值) painted over before detection, so the two are
+    # detected apart (stages/page/leaders.py)
+    erase_leaders: bool = True
     orientation: bool = True  # turn sideways and upside-down pages upright (uses recognition.cls_model)
     # upside down when the mean upside-down probability of the sampled lines is above this (dev: upright pages
     # reach 0.54, pages turned over fall to 0.70; docs/decisions.md, "Orientation from the page's own detection")

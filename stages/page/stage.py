@@ -1,5 +1,6 @@
-"""The normalize-page step of the flow: photographed sheets rectified before detection, pages turned upright
-after a first detection (re-detected when turned). N pages in -> N pages (with transforms) and N detections."""
+"""The normalize-page step of the flow: photographed sheets rectified and leader dots erased before detection,
+pages turned upright after a first detection (re-detected when turned). N pages in -> N pages (with transforms)
+and N detections."""
 from __future__ import annotations
 
 import logging
@@ -11,6 +12,7 @@ from stages.contracts.config import PageConfig, PredictorConfig, RecognitionConf
 from stages.contracts.types import Page, StageError, TextBox
 from stages.page.boundary import normalize_boundary
 from stages.page.fax import normalize_fax
+from stages.page.leaders import erase_leaders
 from stages.page.orientation import Detect, PageOrienter
 
 log = logging.getLogger(__name__)
@@ -25,10 +27,12 @@ class Normalized:
 
 
 def normalize_capture(page: Page, cfg: PageConfig) -> Page:
-    """A photographed sheet rectified (capture "photo"), a binarised page resampled ("fax"), else as given."""
+    """A photographed sheet rectified (capture "photo"), a binarised page resampled ("fax"), else as given; then
+    its leader dots painted over."""
     if cfg.boundary:
         page = normalize_boundary(page, cfg)
-    return normalize_fax(page, cfg)
+    page = normalize_fax(page, cfg)
+    return erase_leaders(page) if cfg.erase_leaders else page
 
 
 class PageNormalizer:
