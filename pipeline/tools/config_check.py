@@ -27,7 +27,7 @@ import numpy as np
 from stages.contracts.config import DocpipeConfig, load_config, with_overrides
 from stages.contracts.fields import FIELD_KEYS
 from stages.extraction.rules.lexicon import LabelWithholding
-from pipeline.tools.evaluate import field_values, find_documents
+from pipeline.tools.evaluate import calibration_samples, field_values, find_documents
 from pipeline.tools.scoring import Scoreboard
 
 log = logging.getLogger("pipeline.tools.config_check")
@@ -130,14 +130,9 @@ def score(results: Sequence[dict], truths: Sequence[tuple[str, dict]], target: O
             if not right:
                 wrong += 1
                 wrong_docs.append(name)
-        diag = res.get("diagnostics", {}) or {}
-        for key, ev in (diag.get("evidence", {}) or {}).items():
-            field = res["fields"].get(key) or {}
-            samples.append({"document": name, "key": key, "confidence": field.get("confidence"),
-                            "valid": field.get("valid"),
-                            "correct": got.get(key) is not None and got.get(key) == want.get(key), "evidence": ev})
-        for key, p in (diag.get("absent_ok", {}) or {}).items():
-            absent.append({"document": name, "key": key, "absent_ok": p, "truly_absent": want.get(key) is None})
+        rows, empty = calibration_samples(name, res, want, got)
+        samples += rows
+        absent += empty
     n = len(results)
     rate = wrong / straight if straight else 0.0
     return {

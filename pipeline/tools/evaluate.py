@@ -63,6 +63,22 @@ def field_values(result: dict) -> dict[str, Optional[str]]:
     return {k: (v or {}).get("value") for k, v in result.get("fields", {}).items()}
 
 
+def calibration_samples(name: str, result: dict, want: dict, got: dict) -> tuple[list[dict], list[dict]]:
+    """One document's rows for the calibration fits (``models/calibration/fit.py``): per field with evidence, its
+    confidence, its validity as output and whether it is right; per field left empty, its P(really absent) and
+    whether it truly is."""
+    diag = result.get("diagnostics", {}) or {}
+    samples = []
+    for key, ev in (diag.get("evidence", {}) or {}).items():
+        field = result["fields"].get(key) or {}
+        samples.append({"document": name, "key": key, "confidence": field.get("confidence"),
+                        "valid": field.get("valid"),
+                        "correct": got.get(key) is not None and got.get(key) == want.get(key), "evidence": ev})
+    absent = [{"document": name, "key": key, "absent_ok": p, "truly_absent": want.get(key) is None}
+              for key, p in (diag.get("absent_ok", {}) or {}).items()]
+    return samples, absent
+
+
 def rules_values(result: dict, today: date) -> dict[str, Optional[str]]:
     from stages.extraction.rules import extract_rules, lines_from_records
 
@@ -100,14 +116,10 @@ def evaluate(directory: Path, config_path: Optional[str], limit: int = 0,
             want = truth["fields"]
             got = field_values(result)
             all_right = model.add_document(name, want, got)
+            rows, empty = calibration_samples(name, result, want, got)
+            samples += rows
+            absent_samples += empty
             diag = result.get("diagnostics", {}) or {}
-            for key, ev in (diag.get("evidence", {}) or {}).items():
-                field = result["fields"].get(key) or {}
-                samples.append({"document": name, "key": key, "confidence": field.get("confidence"),
-                                "valid": field.get("valid"),
-                                "correct": got.get(key) is not None and got.get(key) == want.get(key), "evidence": ev})
-            for key, p in (diag.get("absent_ok", {}) or {}).items():
-                absent_samples.append({"document": name, "key": key, "absent_ok": p, "truly_absent": want.get(key) is None})
             rt = diag.get("routing") or {}
             routed.append(RoutedDocument(float(rt.get("risk", 1.0)), bool(rt.get("hard_reasons")) or bool(result["errors"])
                                          or "routing" not in diag, all_right))
