@@ -11,10 +11,10 @@ from stages.extraction.learned.detectors import SEGMENT_RE
 from stages.extraction.line_end import ending_line
 from stages.extraction.rules.lexicon import ALL_ATTR_WORDS, LABEL_RE, ROLE_WORDS
 from stages.extraction.rules.lines import prepare_line, same_row
+from stages.extraction.rules.wrapping import TEXT_START
 
 MAY_WRAP = ("policyholder_address",)  # fields whose value a line wrap can cut
 _HEADING = re.compile(r"[一二三四五六七八九十]+")  # a section's number on a line of its own
-_TEXT_START = re.compile(r"[0-9A-Za-z\u4e00-\u9fff]")  # a continuation starts with a character, not a mark (■, ·)
 # where the continuation's top may be, in line heights from the value line's bottom, and how far its left edge may be
 # from a margin the value line gives (the value's start, the line's start, its row's leftmost box)
 _BELOW_FROM, _BELOW_TO, _ALIGN = -0.3, 0.9, 1.5
@@ -58,7 +58,7 @@ def continuation_below(chars: Sequence[tuple[int, int, int]], lines: Sequence[Se
     seg = m.group()
     if (below.text[m.end():m.end() + 1] in (":", "：") or any(w in seg for w in ALL_ATTR_WORDS)
             or any(w in below.text for w in ROLE_WORDS) or LABEL_RE.search(below.text)
-            or not _TEXT_START.match(seg) or _HEADING.fullmatch(seg)):
+            or not TEXT_START.match(seg) or _HEADING.fullmatch(seg)):
         return None
     if any(seg in t or (t and t in below.text) for t in claimed):
         return None

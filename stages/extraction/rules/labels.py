@@ -100,6 +100,16 @@ def value_sites(doc: PreparedDocument, o: LabelHit) -> list[ValueSite]:
     return sites
 
 
+def value_span(doc: PreparedDocument, key: str, segments: Segments, cont: Segments) -> Segments:
+    """A site's value for ``key``: its segments, with the wrapped continuation for a value that may run on (a
+    name, an address, a product); an address without one may have its end on a short line just below it
+    (:func:`~stages.extraction.rules.wrapping.cell_tail`)."""
+    if key == "policyholder_address" and not cont:
+        cont = cell_tail(doc, segments[-1])
+        return segments + cont
+    return segments + cont if cont and FIELDS[key].kind in CONTINUABLE else segments
+
+
 def _site(doc: PreparedDocument, li: int, start: int, method: str, score: float) -> ValueSite:
     """A value from ``start`` to the next label of line ``li``, plus the wrapped continuation when it runs to the
     end of the line."""
@@ -169,11 +179,7 @@ def label_candidates(doc: PreparedDocument) -> tuple[list[RuleCandidate], set[st
                         same_as.add(key)
                         continue
                     real = "policyholder_id_number" if key == UNSURE_ID else key
-                    wrapped = cont and FIELDS[real].kind in CONTINUABLE
-                    if real == "policyholder_address" and not cont:
-                        cont = cell_tail(doc, segments[-1])
-                        wrapped = bool(cont)
-                    site = segments + cont if wrapped else segments
+                    site = value_span(doc, real, segments, cont)
                     how = LEARNED_PREFIX + method if o.label.learned else method
                     c = segments_candidate(doc, real, site, how, base * factor)
                     if c is not None and FIELDS[real].kind == "amount":

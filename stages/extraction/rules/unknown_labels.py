@@ -11,7 +11,7 @@ from stages.extraction.field_specs import FIELD_KEYS, FIELDS
 from stages.extraction.label_similarity import field_similarities
 from stages.extraction.rules.candidates import RuleCandidate, segments_candidate
 from stages.extraction.rules.document import PreparedDocument
-from stages.extraction.rules.labels import CONTINUABLE, ValueSite, hit_fields, period_candidates, value_sites
+from stages.extraction.rules.labels import ValueSite, hit_fields, period_candidates, value_sites, value_span
 from stages.extraction.rules.lexicon import (
     ATTR_WORDS,
     DATE_LABEL_ENDS,
@@ -216,8 +216,7 @@ def _unknown_site_candidates(doc: PreparedDocument, key: str, sites: list[ValueS
             if found:
                 return found
             continue
-        wrapped = cont and FIELDS[key].kind in CONTINUABLE
-        c = segments_candidate(doc, key, segments + cont if wrapped else segments, "unknown_label", base * factor)
+        c = segments_candidate(doc, key, value_span(doc, key, segments, cont), "unknown_label", base * factor)
         if c is not None and FIELDS[key].kind == "amount" and any(
                 CJK_RE.match(ch) and ch not in AMOUNT_CHARS for ch in c.match.text):
             c = None  # 智选住院医疗保险(2024版) is no amount, however it parses

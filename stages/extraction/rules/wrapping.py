@@ -2,8 +2,10 @@
 :func:`stages.extraction.rules.lines.wraps_onto`)."""
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Optional
 
+from stages.extraction.rules.lexicon import ALL_ATTR_WORDS, ROLE_WORDS
 from stages.extraction.rules.lines import UNKNOWN_LABEL_START_RE, Segments, content_start, same_row, x_at
 from stages.extraction.rules.neighbours import right_of
 
@@ -35,12 +37,22 @@ def continuation(doc: PreparedDocument, li: int, joiners: bool = True) -> Option
     return nxt.index
 
 
+TEXT_START = re.compile(r"[0-9A-Za-z\u4e00-\u9fff]")  # a continuation starts with a character, not a mark (■, ·)
+
+
+def _no_tail(text: str) -> bool:
+    """Text that ends no value: it names a role or a person's attribute (三、被保险人, 姓名), wherever the lexicon's
+    labels were withheld, or it opens with a mark."""
+    return (not TEXT_START.match(text) or any(w in text for w in ROLE_WORDS)
+            or any(w in text for w in ALL_ATTR_WORDS))
+
+
 def cell_tail(doc: PreparedDocument, segment: tuple[int, int, int]) -> Segments:
     """The end of a value wrapped inside a table cell or a form's line (an address whose last characters, ``室``,
     went to the next line): a short line just below, starting under the value's start or back at its row's left
     margin (投保人地址：……北京市…5单元304 / 室, a form whose lines wrap to the left), that is no label, holds no
-    colon and is no other row's value; the paragraph test of :func:`continuation` misses it because the page goes
-    on to the right."""
+    colon, names no role or attribute, opens with no mark and is no other row's value; the paragraph test of
+    :func:`continuation` misses it because the page goes on to the right."""
     li, cs, ce = segment
     line = doc.lines[li]
     if ce < len(line.comp):
@@ -56,7 +68,7 @@ def cell_tail(doc: PreparedDocument, segment: tuple[int, int, int]) -> Segments:
         return ()
     nxt = min(below, key=lambda ln: ln.y0)
     if (len(nxt.comp) > 8 or doc.starts_with_label(nxt.index) or doc.hits[nxt.index]
-            or any(ch in nxt.comp for ch in ":：")):
+            or any(ch in nxt.comp for ch in ":：") or _no_tail(nxt.comp)):
         return ()
     if abs(nxt.x0 - margins[0]) > reach and any(ln is not nxt and same_row(ln, nxt) for ln in doc.live):
         return ()  # back at the margin, a text with a box beside it is the next row's label (证件类型 | 居民身份证)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from stages.extraction.rules import extract_rules
+from stages.extraction.rules import OcrLine, extract_rules
 from stages.extraction.rules.lexicon import build_lexicon
 from tests.stages.extraction.rules.helpers import INS_ID, PH_ID, TODAY, rows, values
 
@@ -80,3 +80,18 @@ def test_unknown_labels_glued_to_their_values() -> None:
     assert got["insured_name"] == "王五"
     assert got["sum_insured"] == "500000.00"
     assert "凭证" not in got.values()  # 保险 + 凭证 is a title, not a label and a name
+
+
+def test_an_address_after_an_unknown_label_keeps_its_end_wrapped_to_the_margin() -> None:
+    # a form whose lines wrap back to the left margin: the known label reads the address's end on the line below
+    # (wrapping.cell_tail), and so does a label outside the lexicon
+    def at(text: str, x0: int, y0: int, x1: int) -> OcrLine:
+        return OcrLine(text, ((x0, y0), (x1, y0), (x1, y0 + 28), (x0, y0 + 28)))
+
+    lines = [at("投保人身份证号码", 84, 424, 279), at("440604199608207140", 659, 420, 894),
+             at("投保人通讯地址", 84, 494, 255), at("浙江省温州市鹿城区中山大街59号紫金公寓17栋6单元", 326, 490, 893),
+             at("2603室", 85, 530, 163), at("证件类型", 85, 564, 185), at("居民身份证", 746, 557, 880)]
+    want = "浙江省温州市鹿城区中山大街59号紫金公寓17栋6单元2603室"
+    for withheld, method in (((), "label_right"), (("投保人通讯地址", "通讯地址", "投保人地址", "地址"), "unknown_label")):
+        m = extract_rules(lines, TODAY, build_lexicon(withheld))["policyholder_address"]
+        assert m is not None and (m.value, m.method, m.line_indices) == (want, method, (3, 4))

@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 from stages.extraction.rules import OcrLine, extract_rules
+from stages.extraction.rules.extract import considered, decide_rules
 from stages.extraction.rules.lexicon import build_lexicon
+from stages.extraction.rules.records import rule_lines
+from tests.stages.extraction.learned.helpers import line
 from tests.stages.extraction.rules.helpers import TODAY, box, values
 
 
@@ -84,3 +87,17 @@ def test_the_next_rows_value_under_a_role_word_and_an_unknown_label_is_not_a_con
     lexicon = build_lexicon(("投保人证件号码", "投保人证件号", "证件号码", "证件号"))
     got = extract_rules(lines, TODAY, lexicon)["policyholder_address"]
     assert got is not None and got.value == "宁夏回族自治区银川市兴庆区迎宾中路973号"
+
+
+def test_a_section_head_below_an_address_is_no_end_of_it() -> None:
+    # a header-cell form: 联系地址 over its value, the next section's head (■被保险人, 三、被保险人) just below; no
+    # address the rules consider ends in it, with the address label known or outside the lexicon
+    for head in ("■被保险人", "三、被保险人"):
+        lines = [line("110108197302082288", 299, 490, 12.0, 25.0), line("187-7906-2949", 729, 493, 11.0, 25.0),
+                 line("联系地址", 79, 526, 22.0, 26.0), line("天津市河西区人民路176号", 79, 559, 20.0, 25.0),
+                 line(head, 68, 597, 24.0, 27.0), line("姓名", 76, 641, 24.0, 30.0), line("证件号码", 298, 645, 21.0, 23.0)]
+        flat = [(0, i, ln) for i, ln in enumerate(lines)]
+        for withheld in ((), ("联系地址", "地址", "被保险人")):
+            decision = decide_rules(rule_lines(flat, [ln.text for ln in lines]), TODAY, build_lexicon(withheld))
+            addresses = {c.match.value for c in considered(decision) if c.key == "policyholder_address"}
+            assert addresses == {"天津市河西区人民路176号"}, (head, withheld, addresses)
