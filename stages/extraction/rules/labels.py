@@ -101,9 +101,9 @@ def value_sites(doc: PreparedDocument, o: LabelHit) -> list[ValueSite]:
 
 
 def value_span(doc: PreparedDocument, key: str, segments: Segments, cont: Segments) -> Segments:
-    """A site's value for ``key``: its segments, with the wrapped continuation for a value that may run on (a
-    name, an address, a product); an address without one may have its end on a short line just below it
-    (:func:`~stages.extraction.rules.wrapping.cell_tail`)."""
+    """A site's value for ``key``: its segments, with the wrapped continuation for a kind that may run on
+    (:data:`CONTINUABLE`: text such as an address or a product, amounts, dates, numbers; not a name); an address
+    without one may have its end on a short line just below it (:func:`~stages.extraction.rules.wrapping.cell_tail`)."""
     if key == "policyholder_address" and not cont:
         cont = cell_tail(doc, segments[-1])
         return segments + cont
