@@ -9,9 +9,9 @@ from typing import Collection, Optional, Sequence
 from stages.contracts.types import TextLine
 from stages.extraction.learned.detectors import SEGMENT_RE
 from stages.extraction.line_end import ending_line
-from stages.extraction.rules.lexicon import ALL_ATTR_WORDS, LABEL_RE, ROLE_WORDS
+from stages.extraction.rules.lexicon import LABEL_RE, ROLE_WORDS
 from stages.extraction.rules.lines import prepare_line, same_row
-from stages.extraction.rules.wrapping import TEXT_START
+from stages.extraction.rules.wrapping import ends_no_value
 
 MAY_WRAP = ("policyholder_address",)  # fields whose value a line wrap can cut
 _HEADING = re.compile(r"[一二三四五六七八九十]+")  # a section's number on a line of its own
@@ -56,9 +56,8 @@ def continuation_below(chars: Sequence[tuple[int, int, int]], lines: Sequence[Se
     if m is None or below.text[:m.start()].strip():
         return None
     seg = m.group()
-    if (below.text[m.end():m.end() + 1] in (":", "：") or any(w in seg for w in ALL_ATTR_WORDS)
-            or any(w in below.text for w in ROLE_WORDS) or LABEL_RE.search(below.text)
-            or not TEXT_START.match(seg) or _HEADING.fullmatch(seg)):
+    if (below.text[m.end():m.end() + 1] in (":", "：") or ends_no_value(seg)
+            or any(w in below.text for w in ROLE_WORDS) or LABEL_RE.search(below.text) or _HEADING.fullmatch(seg)):
         return None
     if any(seg in t or (t and t in below.text) for t in claimed):
         return None

@@ -37,13 +37,13 @@ def continuation(doc: PreparedDocument, li: int, joiners: bool = True) -> Option
     return nxt.index
 
 
-TEXT_START = re.compile(r"[0-9A-Za-z\u4e00-\u9fff]")  # a continuation starts with a character, not a mark (■, ·)
+_TEXT_START = re.compile(r"[0-9A-Za-z\u4e00-\u9fff]")  # a continuation starts with a character, not a mark (■, ·)
 
 
-def _no_tail(text: str) -> bool:
-    """Text that ends no value: it names a role or a person's attribute (三、被保险人, 姓名), wherever the lexicon's
-    labels were withheld, or it opens with a mark."""
-    return (not TEXT_START.match(text) or any(w in text for w in ROLE_WORDS)
+def ends_no_value(text: str) -> bool:
+    """Text that continues no value: it names a role or a person's attribute (三、被保险人, 姓名), wherever the
+    lexicon's labels were withheld, or it opens with a mark."""
+    return (not _TEXT_START.match(text) or any(w in text for w in ROLE_WORDS)
             or any(w in text for w in ALL_ATTR_WORDS))
 
 
@@ -68,7 +68,7 @@ def cell_tail(doc: PreparedDocument, segment: tuple[int, int, int]) -> Segments:
         return ()
     nxt = min(below, key=lambda ln: ln.y0)
     if (len(nxt.comp) > 8 or doc.starts_with_label(nxt.index) or doc.hits[nxt.index]
-            or any(ch in nxt.comp for ch in ":：") or _no_tail(nxt.comp)):
+            or any(ch in nxt.comp for ch in ":：") or ends_no_value(nxt.comp)):
         return ()
     if abs(nxt.x0 - margins[0]) > reach and any(ln is not nxt and same_row(ln, nxt) for ln in doc.live):
         return ()  # back at the margin, a text with a box beside it is the next row's label (证件类型 | 居民身份证)
