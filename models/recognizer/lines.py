@@ -65,13 +65,33 @@ def ink_centre(ch: str, x0: float, y0: float, x1: float, y1: float) -> tuple[flo
     return x, (y0 + y1) / 2
 
 
+def _inked(grey: np.ndarray, corners: np.ndarray, paper: float) -> bool:
+    """Whether a character's cell (corners on the normalized page) still holds ink, i.e. pixels at least 50 grey
+    levels darker than the page's paper (its median): leader dots that the page step painted over hold none, and a
+    crop must not be taught to read them. Faint print (ink at grey 140 on paper at 245) still counts."""
+    (x0, y0), (x1, y1) = corners.min(axis=0), corners.max(axis=0)
+    mx, my = (x1 - x0) * 0.05, (y1 - y0) * 0.05
+    h, w = grey.shape
+    xa, xb = int(max(0, x0 + mx)), int(min(w, np.ceil(x1 - mx)))
+    ya, yb = int(max(0, y0 + my)), int(min(h, np.ceil(y1 - my)))
+    return xb <= xa or yb <= ya or int((grey[ya:yb, xa:xb] < paper - 50).sum()) >= 2
+
+
 def _page_chars(truth: dict, page: Page) -> list[_Char]:
+    """The truth's characters with their ink centres on the normalized page; characters left without ink there
+    (erased leader dots) are left out, so a box across them holds no unbroken run and gives no sample."""
+    grey = cv2.cvtColor(page.image, cv2.COLOR_BGR2GRAY) if page.image.ndim == 3 else page.image
+    paper = float(np.median(grey))
     out = []
     for li, line in enumerate(truth["lines"]):
         for ci, (ch, (x0, y0, x1, y1)) in enumerate(zip(line["text"], line["char_boxes"])):
             centre = np.array([ink_centre(ch, x0, y0, x1, y1)], np.float32)
+            corners = np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], np.float32)
             if page.transform is not None:
                 centre = page.transform.to_normalized(centre)
+                corners = page.transform.to_normalized(corners)
+            if not ch.isspace() and not _inked(grey, corners, paper):
+                continue
             out.append(_Char(li, ci, ch, (float(centre[0][0]), float(centre[0][1]))))
     return out
 

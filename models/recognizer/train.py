@@ -1,9 +1,10 @@
-"""Train a capture's recognizer: PP-OCRv4's CTC head re-fitted on line crops of synthetic faxes or photos.
+"""Train a capture's recognizer: PP-OCRv4's CTC head re-fitted on line crops of synthetic faxes, photos or scans.
 
     python -m models.recognizer.train --train DIR --dev DIR --out models/weights/rec_fax --work DIR [--resume]
     python -m models.recognizer.train --capture photo --train DIR --dev DIR --out models/weights/rec_photo --work DIR
+    python -m models.recognizer.train --capture scan --train DIR --dev DIR --out models/weights/rec_scan --work DIR
 
-``--train``/``--dev``: folders of ``docpipe synth … --variants fax`` (or ``photo``) pages (image + truth JSON);
+``--train``/``--dev``: folders of ``docpipe synth … --variants fax`` (or ``photo``, ``scan``) pages (image + truth JSON);
 only pages the product's normalizer marks as that capture are used. The backbone stays
 as shipped; only the head (channels x classes) moves, by Adam on the CTC loss with an L2 pull towards the shipped
 head. Line features are cached in ``--work``; a checkpoint is written there after every epoch and ``--resume``
@@ -96,7 +97,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--dev", type=Path, required=True)
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--work", type=Path, required=True, help="feature cache and checkpoint (kept outside git)")
-    p.add_argument("--capture", choices=[c for c in CAPTURES if c != "scan"], default="fax",
+    p.add_argument("--capture", choices=list(CAPTURES), default="fax",
                    help="the pages whose lines are learnt")
     p.add_argument("--base", default="ppocrv4_rec", help="registry key of the recognizer whose head is re-fitted")
     args = parse_training_arguments(p, argv, epochs=3, lr=1e-3, l2=1e-3)

@@ -71,6 +71,8 @@ class DetectionConfig(_Strict):
 
 
 class RecognitionConfig(_Strict):
+    # the recognizer for every page that is not a fax or a photo; "ppocrv4_rec_scan" is PP-OCRv4 with its head
+    # re-fitted on scanned lines (docs/real_world_pages.md)
     model: str = "ppocrv4_rec"
     model_dir: Optional[Path] = None
     dict_path: Optional[Path] = None

@@ -77,6 +77,11 @@ MODELS: dict[str, ModelSpec] = {
         "ppocrv4_rec_photo", "rec", "models", "trained by models/recognizer/train.py --capture photo", "weights/rec_photo",
         dict_file="weights/rec_photo/ppocr_keys_v1.txt", bf16_ok=True,
     ),
+    # PP-OCRv4 rec with its CTC head re-fitted on lines of scanned sheets (blur, noise, JPEG), made the same way
+    "ppocrv4_rec_scan": ModelSpec(
+        "ppocrv4_rec_scan", "rec", "models", "trained by models/recognizer/train.py --capture scan", "weights/rec_scan",
+        dict_file="weights/rec_scan/ppocr_keys_v1.txt", bf16_ok=True,
+    ),
     "docpipe_extractor": ModelSpec(
         "docpipe_extractor", "extract", "models", "trained by models/extractor/train.py", "weights/extractor"
     ),
