@@ -126,21 +126,39 @@ _MORE_LINES = [
 ]
 
 
-def test_photographed_plain_pages_read_no_worse(recognizers) -> None:
-    """Pages that are not the generator's (plain lines of small text), photographed and read as the product reads them:
-    the photo head is about even with the main model here (6 errors each over 2,154 characters of six pages)."""
-    from samples.synth.variants import photo
+def _plain_page_errors(recognizers, names: tuple[str, ...], capture) -> dict[str, int]:
+    """Character errors of each named recognizer over four pages of plain lines that are not the generator's,
+    ``capture(k, rng, lines)`` drawing page ``k`` as the image the product detects on; lines cut as the product cuts
+    them."""
     from stages.detection.detector import TextDetector
-    from stages.page.stage import normalize_capture
     from stages.recognition.crop import crop_quad
 
     cfg = DocpipeConfig()
     detector = TextDetector(cfg.detection, cfg.predictor)
-    totals = {"main": 0, "photo": 0}
+    totals = dict.fromkeys(names, 0)
     for k in range(4):
         rng = random.Random(k)
         lines = _LINES + _MORE_LINES
         rng.shuffle(lines)
+        image = capture(k, rng, lines)
+        boxes = sorted(detector.detect_batch([image])[0],
+                       key=lambda b: (round(float(np.mean(b.polygon[:, 1])) / 20), float(np.mean(b.polygon[:, 0]))))
+        crops = [crop_quad(image, b.polygon).image for b in boxes]
+        for name in totals:
+            read = "".join(r.text for r in recognizers[name].recognize_batch(crops))
+            totals[name] += Levenshtein.distance(read.replace(" ", ""), "".join(lines).replace(" ", ""))
+    return totals
+
+
+def test_photographed_plain_pages_read_no_worse(recognizers) -> None:
+    """Pages that are not the generator's (plain lines of small text), photographed and read as the product reads them:
+    the photo head is about even with the main model here (6 errors each over 2,154 characters of six pages)."""
+    from samples.synth.variants import photo
+    from stages.page.stage import normalize_capture
+
+    cfg = DocpipeConfig()
+
+    def photographed(k: int, rng: random.Random, lines: list[str]) -> np.ndarray:
         page = text_image(lines, width=1000, line_h=rng.choice([30, 34, 38]), size=rng.choice([15, 17, 19]))
         page = cv2.copyMakeBorder(page, 40, 300, 40, 40, cv2.BORDER_CONSTANT, value=(255, 255, 255))
         shot, truth = photo(page, {"lines": []}, random.Random(100 + k), "dev")
@@ -148,12 +166,9 @@ def test_photographed_plain_pages_read_no_worse(recognizers) -> None:
                             cv2.IMREAD_COLOR)
         rectified = normalize_capture(Page(0, shot), cfg.page)
         assert rectified.capture == "photo"
-        boxes = sorted(detector.detect_batch([rectified.image])[0],
-                       key=lambda b: (round(float(np.mean(b.polygon[:, 1])) / 20), float(np.mean(b.polygon[:, 0]))))
-        crops = [crop_quad(rectified.image, b.polygon).image for b in boxes]
-        for name in totals:
-            read = "".join(r.text for r in recognizers[name].recognize_batch(crops))
-            totals[name] += Levenshtein.distance(read.replace(" ", ""), "".join(lines).replace(" ", ""))
+        return rectified.image
+
+    totals = _plain_page_errors(recognizers, ("main", "photo"), photographed)
     assert totals["photo"] <= totals["main"] + 3, totals
 
 
@@ -180,25 +195,13 @@ def test_lines_of_scanned_pages_read_with_fewer_errors(recognizers, tmp_path) ->
 def test_scanned_plain_pages_read_no_worse(recognizers) -> None:
     """Pages that are not the generator's (plain lines in another font and layout), shrunk, noised and JPEG-encoded,
     then cut and read as the product reads them: the scan head is no worse than the model it was fitted from."""
-    from stages.detection.detector import TextDetector
-    from stages.recognition.crop import crop_quad
 
-    cfg = DocpipeConfig()
-    detector = TextDetector(cfg.detection, cfg.predictor)
-    totals = {"main": 0, "scan": 0}
-    for k in range(4):
-        rng = random.Random(k)
-        lines = _LINES + _MORE_LINES
-        rng.shuffle(lines)
+    def scanned(k: int, rng: random.Random, lines: list[str]) -> np.ndarray:
         page = text_image(lines, width=1100, line_h=rng.choice([36, 40, 44]), size=rng.choice([20, 22, 24]))
         scale = rng.choice([0.6, 0.7, 0.8])
         small = cv2.resize(page, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
         noisy = np.clip(small + np.random.default_rng(k).normal(0, 6, small.shape), 0, 255).astype(np.uint8)
-        scan = cv2.imdecode(cv2.imencode(".jpg", noisy, [cv2.IMWRITE_JPEG_QUALITY, 60])[1], cv2.IMREAD_COLOR)
-        boxes = sorted(detector.detect_batch([scan])[0],
-                       key=lambda b: (round(float(np.mean(b.polygon[:, 1])) / 20), float(np.mean(b.polygon[:, 0]))))
-        crops = [crop_quad(scan, b.polygon).image for b in boxes]
-        for name in totals:
-            read = "".join(r.text for r in recognizers[name].recognize_batch(crops))
-            totals[name] += Levenshtein.distance(read.replace(" ", ""), "".join(lines).replace(" ", ""))
+        return cv2.imdecode(cv2.imencode(".jpg", noisy, [cv2.IMWRITE_JPEG_QUALITY, 60])[1], cv2.IMREAD_COLOR)
+
+    totals = _plain_page_errors(recognizers, ("main", "scan"), scanned)
     assert totals["scan"] <= totals["main"] + 3, totals
