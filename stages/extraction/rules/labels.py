@@ -105,8 +105,7 @@ def value_span(doc: PreparedDocument, key: str, segments: Segments, cont: Segmen
     (:data:`CONTINUABLE`: text such as an address or a product, amounts, dates, numbers; not a name); an address
     without one may have its end on a short line just below it (:func:`~stages.extraction.rules.wrapping.cell_tail`)."""
     if key == "policyholder_address" and not cont:
-        cont = cell_tail(doc, segments[-1])
-        return segments + cont
+        return segments + cell_tail(doc, segments[-1])
     return segments + cont if cont and FIELDS[key].kind in CONTINUABLE else segments
 
 

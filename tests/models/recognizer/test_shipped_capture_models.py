@@ -53,6 +53,22 @@ def _errors(rec, crops: list[np.ndarray], refs: list[str]) -> int:
     return sum(Levenshtein.distance(t, ref.replace(" ", "")) for t, ref in zip(texts, refs))
 
 
+def _line_samples(tmp_path, pages: list[tuple[np.ndarray, dict]], capture: str) -> list:
+    """The labelled line crops of synthetic ``pages`` (image, truth), written as JPEGs at their own quality and cut
+    by the product's detector as a recognizer of ``capture`` is trained on them (models/recognizer/lines.py)."""
+    from models.recognizer.lines import line_samples
+    from stages.detection.detector import TextDetector
+
+    cfg = DocpipeConfig()
+    paths = []
+    for i, (image, truth) in enumerate(pages):
+        path = tmp_path / f"{capture}{i}.jpg"
+        cv2.imwrite(str(path), image, [cv2.IMWRITE_JPEG_QUALITY, truth["jpeg_quality"]])
+        path.with_suffix(".json").write_text(json.dumps(truth, ensure_ascii=False), encoding="utf-8")
+        paths.append(path)
+    return list(line_samples(paths, cfg, TextDetector(cfg.detection, cfg.predictor), capture))
+
+
 @pytest.mark.parametrize("capture", ["fax", "photo", "scan"])
 def test_a_capture_model_shares_the_dictionary_and_reads_a_clean_line(recognizers, capture) -> None:
     main, rec = recognizers["main"], recognizers[capture]
@@ -95,20 +111,11 @@ def test_faxed_lines_read_with_fewer_errors_than_the_main_model(recognizers) -> 
 
 
 def test_lines_of_photographed_pages_read_with_fewer_errors(recognizers, tmp_path) -> None:
-    from models.recognizer.lines import line_samples
     from samples.synth.document import generate_document
     from samples.synth.variants import photo
-    from stages.detection.detector import TextDetector
 
-    cfg = DocpipeConfig()
-    paths = []
-    for i in range(4):
-        image, truth = photo(*generate_document(23, "test", i), random.Random(i), "test")
-        path = tmp_path / f"p{i}.jpg"
-        cv2.imwrite(str(path), image, [cv2.IMWRITE_JPEG_QUALITY, truth["jpeg_quality"]])
-        path.with_suffix(".json").write_text(json.dumps(truth, ensure_ascii=False), encoding="utf-8")
-        paths.append(path)
-    samples = list(line_samples(paths, cfg, TextDetector(cfg.detection, cfg.predictor), "photo"))
+    pages = [photo(*generate_document(23, "test", i), random.Random(i), "test") for i in range(4)]
+    samples = _line_samples(tmp_path, pages, "photo")
     assert len({s.page for s in samples}) >= 3 and len(samples) > 60  # most pages rectified, their lines labelled
     crops, refs = [s.crop for s in samples], [s.text for s in samples]
     main, photo_rec = recognizers["main"], recognizers["photo"]
@@ -173,19 +180,9 @@ def test_photographed_plain_pages_read_no_worse(recognizers) -> None:
 
 
 def test_lines_of_scanned_pages_read_with_fewer_errors(recognizers, tmp_path) -> None:
-    from models.recognizer.lines import line_samples
     from samples.synth.document import generate_document
-    from stages.detection.detector import TextDetector
 
-    cfg = DocpipeConfig()
-    paths = []
-    for i in range(3):
-        image, truth = generate_document(29, "dev", i)
-        path = tmp_path / f"s{i}.jpg"
-        cv2.imwrite(str(path), image, [cv2.IMWRITE_JPEG_QUALITY, truth["jpeg_quality"]])
-        path.with_suffix(".json").write_text(json.dumps(truth, ensure_ascii=False), encoding="utf-8")
-        paths.append(path)
-    samples = list(line_samples(paths, cfg, TextDetector(cfg.detection, cfg.predictor), "scan"))
+    samples = _line_samples(tmp_path, [generate_document(29, "dev", i) for i in range(3)], "scan")
     assert len({s.page for s in samples}) == 3 and len(samples) > 60
     crops, refs = [s.crop for s in samples], [s.text for s in samples]
     errors = {name: _errors(recognizers[name], crops, refs) for name in ("main", "scan")}
