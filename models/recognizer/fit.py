@@ -1,4 +1,4 @@
-"""Re-fitting a CTC head (frames x channels features -> classes) with Adam, kept near its starting weights."""
+"""Re-fitting a CTC head (frames x channels features -> classes) with Adam, kept near its starting weights and outputs."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -42,20 +42,34 @@ def error_rate(weight: np.ndarray, bias: np.ndarray, feats: Sequence[np.ndarray]
     return errors / max(chars, 1)
 
 
+def _softmax(logits: np.ndarray) -> np.ndarray:
+    e = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
 def train_epoch(state: HeadState, init: tuple[np.ndarray, np.ndarray], feats: Sequence[np.ndarray],
                 labels: Sequence[Sequence[int]], rng: np.random.Generator, lr: float, l2_to_init: float,
-                batch: int = 32, progress: Optional[Callable[[int], None]] = None) -> float:
+                batch: int = 32, progress: Optional[Callable[[int], None]] = None, distill: float = 0.0) -> float:
     """One pass over the lines in a random order; returns the mean CTC loss. ``l2_to_init`` pulls the weights
-    back towards ``init`` so the head adapts to the new pages without forgetting the rest."""
-    w0, _ = init
+    back towards ``init`` so the head adapts to the new pages without forgetting the rest.
+
+    ``distill`` weighs a second loss per frame, the KL divergence of the new head's class probabilities from those
+    of ``init``. Lines from a few hundred pages hold a few hundred distinct characters; on them the CTC loss only
+    ever pushes every other character's score down, and Adam turns that steady push into full steps, so a head
+    fitted on CTC alone forgets the characters its pages never held. The divergence keeps their share of each
+    frame near the starting head's (at equilibrium a never-seen class keeps ``distill / (1 + distill)`` of it)."""
+    w0, b0 = init
     total, counted = 0.0, 0
     order = rng.permutation(len(feats))
     for start in range(0, len(order), batch):
         g_w, g_b, n = np.zeros_like(state.weight), np.zeros_like(state.bias), 0
         for i in order[start:start + batch]:
-            loss, grad = ctc_loss_grad(feats[i] @ state.weight + state.bias, labels[i])
+            logits = feats[i] @ state.weight + state.bias
+            loss, grad = ctc_loss_grad(logits, labels[i])
             if loss is None or not np.isfinite(loss):
                 continue
+            if distill:
+                grad = grad + distill * (_softmax(logits) - _softmax(feats[i] @ w0 + b0))
             g_w += feats[i].T @ grad
             g_b += grad.sum(axis=0)
             total, counted, n = total + loss, counted + 1, n + 1

@@ -7,7 +7,8 @@
 ``--train``/``--dev``: folders of ``docpipe synth … --variants fax`` (or ``photo``, ``scan``) pages (image + truth JSON);
 only pages the product's normalizer marks as that capture are used. The backbone stays
 as shipped; only the head (channels x classes) moves, by Adam on the CTC loss with an L2 pull towards the shipped
-head. Line features are cached in ``--work``; a checkpoint is written there after every epoch and ``--resume``
+head and ``--distill`` times the divergence of each frame's class probabilities from the shipped head's (without
+it, the head forgets the characters no training line holds). Line features are cached in ``--work``; a checkpoint is written there after every epoch and ``--resume``
 continues from it. The model with the lowest dev character error rate (greedy decoding) is exported to ``--out``
 as a complete Paddle inference model with its dictionary and a ``training.json`` of how it was made.
 """
@@ -100,6 +101,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--capture", choices=list(CAPTURES), default="fax",
                    help="the pages whose lines are learnt")
     p.add_argument("--base", default="ppocrv4_rec", help="registry key of the recognizer whose head is re-fitted")
+    p.add_argument("--distill", type=float, default=1.0,
+                   help="weight of the divergence from the shipped head's class probabilities per frame (0: CTC alone, "
+                        "which forgets the characters no training line holds)")
     args = parse_training_arguments(p, argv, epochs=3, lr=1e-3, l2=1e-3)
 
     base = resolve_model(args.base, "rec", None, None)
@@ -127,7 +131,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     rng = np.random.default_rng(args.seed + epoch0)
     for epoch in range(epoch0, args.epochs):
         with tqdm(total=len(train_f), desc=f"epoch {epoch + 1}/{args.epochs}", unit="line") as bar:
-            loss = train_epoch(state, (w0, b0), train_f, train_l, rng, args.lr, args.l2, progress=bar.update)
+            loss = train_epoch(state, (w0, b0), train_f, train_l, rng, args.lr, args.l2, progress=bar.update,
+                               distill=args.distill)
         cer = error_rate(state.weight, state.bias, dev_f, dev_l)
         cer = round(cer, 5)  # compared as recorded
         history.append({"epoch": epoch + 1, "loss": round(loss, 4), "dev_cer": cer})
@@ -141,6 +146,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             (args.out / "training.json").write_text(json.dumps({
                 "commands": commands,
                 "base": args.base, "capture": args.capture, "train_lines": len(train_f), "dev_lines": len(dev_f),
+                "distill": args.distill,
                 "dev_cer_shipped_head": round(base_cer, 5), "history": history,
             }, indent=2) + "\n", encoding="utf-8")
             log.info("exported the head of epoch %d to %s", epoch + 1, args.out)

@@ -8,9 +8,9 @@ line as it does.
 - Photo: fewer errors on the lines of photographed test-split pages (cut as the product cuts them), and about even
   on photographed pages of plain lines that the generator did not make. (On tight crops of blurred plain lines --
   not how the product cuts lines -- it is somewhat worse: 20 errors against 11 over 16 blur levels.)
-- Scan (an option, not the default): fewer errors on the lines of scanned dev-split pages (0 against 9 over three
-  pages), and no worse on pages of plain lines that the generator did not make, shrunk, noised and JPEG-encoded as a
-  poor scanner would."""
+- Scan (an option, not the default): fewer errors on the lines of scanned dev-split pages, no worse on pages of
+  plain lines that the generator did not make, shrunk, noised and JPEG-encoded as a poor scanner would, and about
+  as good on such pages of common characters drawn at random, which its training pages mostly never held."""
 from __future__ import annotations
 
 import json
@@ -133,10 +133,21 @@ _MORE_LINES = [
 ]
 
 
-def _plain_page_errors(recognizers, names: tuple[str, ...], capture) -> dict[str, int]:
+def _common_character_lines(seed: int, n: int = 14) -> list[str]:
+    """Lines of GB2312 level-1 characters (the 3,755 commonest) drawn at random, with digits and punctuation: text
+    of no policy, most of whose characters no synthetic page holds."""
+    level1 = [bytes([hi, lo]).decode("gb2312") for hi in range(0xB0, 0xD8) for lo in range(0xA1, 0xFF)
+              if not (hi == 0xD7 and lo > 0xF9)]
+    other = list("0123456789") * 6 + list("：，。、（）-/.") * 2
+    rng = random.Random(seed)
+    return ["".join(rng.choice(level1) if rng.random() < 0.8 else rng.choice(other) for _ in range(rng.randint(8, 16)))
+            for _ in range(n)]
+
+
+def _plain_page_errors(recognizers, names: tuple[str, ...], capture, text=None) -> dict[str, int]:
     """Character errors of each named recognizer over four pages of plain lines that are not the generator's,
     ``capture(k, rng, lines)`` drawing page ``k`` as the image the product detects on; lines cut as the product cuts
-    them."""
+    them. ``text(k)``: page ``k``'s lines (default: policy lines of this file, shuffled)."""
     from stages.detection.detector import TextDetector
     from stages.recognition.crop import crop_quad
 
@@ -147,6 +158,8 @@ def _plain_page_errors(recognizers, names: tuple[str, ...], capture) -> dict[str
         rng = random.Random(k)
         lines = _LINES + _MORE_LINES
         rng.shuffle(lines)
+        if text is not None:
+            lines = text(k)
         image = capture(k, rng, lines)
         boxes = sorted(detector.detect_batch([image])[0],
                        key=lambda b: (round(float(np.mean(b.polygon[:, 1])) / 20), float(np.mean(b.polygon[:, 0]))))
@@ -189,16 +202,26 @@ def test_lines_of_scanned_pages_read_with_fewer_errors(recognizers, tmp_path) ->
     assert errors["scan"] < errors["main"], errors
 
 
+def _scanned(k: int, rng: random.Random, lines: list[str]) -> np.ndarray:
+    """Plain lines in another font and layout than the generator's, shrunk, noised and JPEG-encoded as a poor scanner
+    would."""
+    page = text_image(lines, width=1100, line_h=rng.choice([36, 40, 44]), size=rng.choice([20, 22, 24]))
+    scale = rng.choice([0.6, 0.7, 0.8])
+    small = cv2.resize(page, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+    noisy = np.clip(small + np.random.default_rng(k).normal(0, 6, small.shape), 0, 255).astype(np.uint8)
+    return cv2.imdecode(cv2.imencode(".jpg", noisy, [cv2.IMWRITE_JPEG_QUALITY, 60])[1], cv2.IMREAD_COLOR)
+
+
 def test_scanned_plain_pages_read_no_worse(recognizers) -> None:
-    """Pages that are not the generator's (plain lines in another font and layout), shrunk, noised and JPEG-encoded,
-    then cut and read as the product reads them: the scan head is no worse than the model it was fitted from."""
-
-    def scanned(k: int, rng: random.Random, lines: list[str]) -> np.ndarray:
-        page = text_image(lines, width=1100, line_h=rng.choice([36, 40, 44]), size=rng.choice([20, 22, 24]))
-        scale = rng.choice([0.6, 0.7, 0.8])
-        small = cv2.resize(page, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
-        noisy = np.clip(small + np.random.default_rng(k).normal(0, 6, small.shape), 0, 255).astype(np.uint8)
-        return cv2.imdecode(cv2.imencode(".jpg", noisy, [cv2.IMWRITE_JPEG_QUALITY, 60])[1], cv2.IMREAD_COLOR)
-
-    totals = _plain_page_errors(recognizers, ("main", "scan"), scanned)
+    """Pages that are not the generator's, cut and read as the product reads them: the scan head is no worse than
+    the model it was fitted from."""
+    totals = _plain_page_errors(recognizers, ("main", "scan"), _scanned)
     assert totals["scan"] <= totals["main"] + 3, totals
+
+
+def test_scanned_pages_of_characters_no_training_page_held_read_about_as_well(recognizers) -> None:
+    """Lines of common characters drawn at random, most of which no synthetic page holds. A scan head fitted on CTC
+    alone forgot them: 69 errors over these pages' 661 characters, against the shipped model's 30. Fitted with the
+    divergence from the shipped head (models/recognizer/fit.py), the shipped scan head makes 35."""
+    totals = _plain_page_errors(recognizers, ("main", "scan"), _scanned, text=_common_character_lines)
+    assert totals["scan"] <= 1.2 * totals["main"] + 3, totals
