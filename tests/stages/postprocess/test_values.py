@@ -78,6 +78,10 @@ TODAY = date(2026, 6, 1)
     ("二〇-九年二月十二日", "2019-02-12"),  # ... or as a dash
     ("2-19年二月十二日", None),  # a dash among Arabic digits is no 一
     ("-〇一九年二月十二日", None),
+    ("签单日期：2024,08.21", "2024-08-21"),  # one of two dots read as a comma
+    ("2024.08,21", "2024-08-21"),
+    ("2024,08,21", None),  # two commas: no printed date
+    ("2024,08-21", None),
 ])
 def test_dates(text: str, expected: str | None) -> None:
     n = normalize_date(text)

@@ -78,3 +78,10 @@ def test_a_chinese_numeral_year_whose_zero_ocr_read_as_a_letter_or_digit_is_a_da
     lines = [line("二O二二年二月六日零时", 40, 40), line("签发日期：二0一九年五月三十一日", 40, 80)]
     cands = detector_candidates(DocLines.build([lines], [(1000.0, 1400.0)]), date(2026, 6, 1))
     assert {"2022-02-06", "2019-05-31"} <= {c.value for c in cands if c.key == "issue_date"}
+
+
+def test_a_date_with_one_dot_read_as_a_comma_is_a_date_and_two_commas_are_not() -> None:
+    lines = [line("签单日期：2024,08.21", 40, 40), line("2025.03,09", 40, 80), line("编号 2023,07,15", 40, 120)]
+    cands = detector_candidates(DocLines.build([lines], [(1000.0, 1400.0)]), date(2026, 6, 1))
+    dates = {c.value for c in cands if c.key == "issue_date"}
+    assert {"2024-08-21", "2025-03-09"} <= dates and "2023-07-15" not in dates
