@@ -1,4 +1,4 @@
-"""Re-fitting a CTC head (frames x channels features -> classes) with Adam, kept near its starting weights and outputs."""
+"""Re-fitting a CTC head (frames x channels -> classes) with Adam, kept near its starting weights and output."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field

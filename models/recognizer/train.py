@@ -8,9 +8,10 @@
 only pages the product's normalizer marks as that capture are used. The backbone stays
 as shipped; only the head (channels x classes) moves, by Adam on the CTC loss with an L2 pull towards the shipped
 head and ``--distill`` times the divergence of each frame's class probabilities from the shipped head's (without
-it, the head forgets the characters no training line holds). Line features are cached in ``--work``; a checkpoint is written there after every epoch and ``--resume``
-continues from it. The model with the lowest dev character error rate (greedy decoding) is exported to ``--out``
-as a complete Paddle inference model with its dictionary and a ``training.json`` of how it was made.
+it, the head forgets the characters no training line holds). Line features are cached in ``--work``; a checkpoint
+is written there after every epoch and ``--resume`` continues from it. The model with the lowest dev character
+error rate (greedy decoding) is exported to ``--out`` as a complete Paddle inference model with its dictionary and a
+``training.json`` of how it was made.
 """
 from __future__ import annotations
 
