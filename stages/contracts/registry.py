@@ -77,7 +77,8 @@ MODELS: dict[str, ModelSpec] = {
         "ppocrv4_rec_photo", "rec", "models", "trained by models/recognizer/train.py --capture photo", "weights/rec_photo",
         dict_file="weights/rec_photo/ppocr_keys_v1.txt", bf16_ok=True,
     ),
-    # PP-OCRv4 rec with its CTC head re-fitted on lines of scanned sheets (blur, noise, JPEG), made the same way
+    # PP-OCRv4 rec with its CTC head re-fitted on lines of scanned sheets (blur, noise, JPEG), kept near the shipped
+    # head's output (train.py --distill); an option, not the default
     "ppocrv4_rec_scan": ModelSpec(
         "ppocrv4_rec_scan", "rec", "models", "trained by models/recognizer/train.py --capture scan", "weights/rec_scan",
         dict_file="weights/rec_scan/ppocr_keys_v1.txt", bf16_ok=True,

@@ -96,10 +96,12 @@ _CN_DATE_DIGITS = {"〇": 0, "○": 0, "零": 0, "O": 0, "o": 0, "一": 1, "二"
 # OCR confusions that are safe to undo inside a date (1:1, so spans stay valid)
 _DATE_CONFUSABLES = str.maketrans({"O": "0", "o": "0", "l": "1", "I": "1", "|": "1", "曰": "日"})
 
-# a day may be glued to a following time when spaces are lost: 2026-01-0100:00, 2021/6/130时起, 2021/6/224时止;
-# one of two dots may be read as a comma (2024,08.21, 2024.08,21), never both: 2024,08,21 is no date
-_AR_DATE = (r"(?<!\d)(?P<y>\d{4})\s*(?:年|/|-|(?P<dot>\.)|,(?=\s*\d{1,2}\s*\.))\s*(?P<m>\d{1,2})\s*"
-            r"(?:月|/|-|\.|(?(dot),|(?!)))\s*"
+# the separators of an Arabic date, after the year and after the month; one of two dots may be read as a comma
+# (2024,08.21, 2024.08,21), never both: 2024,08,21 is no date (shared with the learned date detector)
+AR_DATE_SEP_YEAR = r"(?:年|/|-|(?P<dot>\.)|,(?=\s*\d{1,2}\s*\.))"
+AR_DATE_SEP_MONTH = r"(?:月|/|-|\.|(?(dot),|(?!)))"
+# a day may be glued to a following time when spaces are lost: 2026-01-0100:00, 2021/6/130时起, 2021/6/224时止
+_AR_DATE = (rf"(?<!\d)(?P<y>\d{{4}})\s*{AR_DATE_SEP_YEAR}\s*(?P<m>\d{{1,2}})\s*{AR_DATE_SEP_MONTH}\s*"
             r"(?P<d>\d{1,2})(?:(?!\d)|(?=\d{1,2}:\d\d)|(?=(?:0|00|24)(?:时|点)))(?:\s*日)?")
 _CN_D = "[〇○零一二三四五六七八九]"
 # a year of Chinese digits may hold Arabic ones: OCR reads 〇 as 0 (二0四四年七月十二日), and a faint 一 (one

@@ -13,14 +13,14 @@ from stages.extraction.learned.candidates import Candidate, DocLines, span_candi
 from stages.extraction.rules.lines import after_leader
 from stages.postprocess.regions import gazetteer
 from stages.postprocess.surnames import listed
-from stages.postprocess.values import GROUPED_NUMBER, NUMBER_START, id_number_issues
+from stages.postprocess.values import (AR_DATE_SEP_MONTH, AR_DATE_SEP_YEAR, GROUPED_NUMBER, NUMBER_START,
+                                      id_number_issues)
 
 _CN = "〇○零一二三四五六七八九"
-# a date in Arabic numerals, one of two dots perhaps read as a comma (2024,08.21: values.normalize_date), or in
+# a date in Arabic numerals, with the normalizer's separators (one of two dots perhaps read as a comma), or in
 # Chinese numerals; OCR may read a year's 〇 as O or 0 (二O二二年, 二0一九年), the first character stays one
 DATE_RE = re.compile(
-    r"(?<!\d)\d{4}\s*(?:[年/\-]|(?P<dot>\.)|,(?=\s*\d{1,2}\s*\.))\s*\d{1,2}\s*(?:[月/\-.]|(?(dot),|(?!)))"
-    r"\s*\d{1,2}\s*[日号]?"
+    rf"(?<!\d)\d{{4}}\s*{AR_DATE_SEP_YEAR}\s*\d{{1,2}}\s*{AR_DATE_SEP_MONTH}\s*\d{{1,2}}\s*[日号]?"
     rf"|[{_CN}][{_CN}O0o]{{3}}\s*年\s*(?:元|十[一二]?|[一二三四五六七八九])\s*月\s*(?:[二三]?十[一二三四五六七八九]?|[一二三四五六七八九])\s*[日号]"
 )
 AMOUNT_RE = re.compile(
