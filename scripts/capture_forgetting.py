@@ -23,6 +23,7 @@ import numpy as np
 from PIL import Image, ImageDraw
 from rapidfuzz.distance import Levenshtein
 
+from samples.synth.common_text import common_character_lines
 from samples.synth.fonts import FACES, face_font
 from samples.synth.variants import fax, photo
 from stages.contracts.config import DocpipeConfig
@@ -34,16 +35,6 @@ from stages.recognition.crop import crop_quad
 from stages.recognition.recognizer import TextRecognizer
 
 log = logging.getLogger("scripts.capture_forgetting")
-
-_LEVEL1 = [bytes([hi, lo]).decode("gb2312") for hi in range(0xB0, 0xD8) for lo in range(0xA1, 0xFF)
-           if not (hi == 0xD7 and lo > 0xF9)]
-_OTHER = list("0123456789") * 6 + list("：，。、（）-/.") * 2
-
-
-def random_lines(rng: random.Random, n: int = 14) -> list[str]:
-    """Lines of 8-16 characters, four in five a level-1 character, the rest digits and punctuation."""
-    return ["".join(rng.choice(_LEVEL1) if rng.random() < 0.8 else rng.choice(_OTHER)
-                    for _ in range(rng.randint(8, 16))) for _ in range(n)]
 
 
 def render(lines: list[str], face_name: str, size: int, line_h: int) -> np.ndarray:
@@ -96,7 +87,7 @@ def measure(capture: str, pages: int, seed: int, models: dict[str, TextRecognize
     totals = {name: [0, 0] for name in models}
     for k in range(pages):
         rng = random.Random(seed * 1000 + k)
-        lines = random_lines(rng)
+        lines = common_character_lines(rng)
         size = rng.choice([22, 26, 30])
         image = captured(capture, render(lines, faces[k % len(faces)], size, int(size * 1.8)), rng, cfg)
         if image is None:

@@ -135,15 +135,12 @@ _MORE_LINES = [
 ]
 
 
-def _common_character_lines(seed: int, n: int = 14) -> list[str]:
+def _common_character_lines(seed: int) -> list[str]:
     """Lines of GB2312 level-1 characters (the 3,755 commonest) drawn at random, with digits and punctuation: text
     of no policy, most of whose characters no synthetic page holds."""
-    level1 = [bytes([hi, lo]).decode("gb2312") for hi in range(0xB0, 0xD8) for lo in range(0xA1, 0xFF)
-              if not (hi == 0xD7 and lo > 0xF9)]
-    other = list("0123456789") * 6 + list("：，。、（）-/.") * 2
-    rng = random.Random(seed)
-    return ["".join(rng.choice(level1) if rng.random() < 0.8 else rng.choice(other) for _ in range(rng.randint(8, 16)))
-            for _ in range(n)]
+    from samples.synth.common_text import common_character_lines
+
+    return common_character_lines(random.Random(seed))
 
 
 def _plain_page_errors(recognizers, names: tuple[str, ...], capture, text=None) -> dict[str, int]:
