@@ -14,6 +14,7 @@ from samples.synth.corpus import iter_write
 from samples.synth.fonts import FontMissing, check_faces
 from samples.synth.few_shot import FEW_SHOT_FAMILIES
 from samples.synth.layouts import RENDERERS
+from samples.synth.wordings import WordingsError, load_wordings
 from samples.synth.splits import SPLITS
 from samples.synth.variants import VARIANTS
 
@@ -35,6 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--layouts", default=None, help="comma-separated layout families, taken in turn per document "
                         f"(default: drawn per split); the few-shot families {', '.join(FEW_SHOT_FAMILIES)} are only "
                         "generated when named here")
+    parser.add_argument("--wordings", default=None, metavar="YAML", help="dev only: print some field labels in "
+                        "the withheld wordings this file lists per field (configs/withheld_wordings.yaml)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,6 +57,16 @@ def run(args: argparse.Namespace) -> int:
     if layouts is not None and (not layouts or any(v not in RENDERERS for v in layouts)):
         print(f"synth: --layouts must be a comma-separated list of {', '.join(RENDERERS)}", file=sys.stderr)
         return 2
+    wordings = None
+    if args.wordings is not None:
+        if args.split != "dev":
+            print("synth: --wordings is for --split dev only", file=sys.stderr)
+            return 2
+        try:
+            wordings = load_wordings(args.wordings)
+        except WordingsError as exc:
+            print(f"synth: {exc}", file=sys.stderr)
+            return 2
     workers = args.workers or os.cpu_count() or 1
     started = time.perf_counter()
     count = 0
@@ -61,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     step = max(1, args.n // 20)
     kinds: dict[str, int] = {}
     for written in iter_write(args.out_dir, args.n, args.seed, args.split, workers, args.long_side, args.start,
-                              variants=variants, layouts=layouts):
+                              variants=variants, layouts=layouts, wordings=wordings):
         count += 1
         families[written.layout] = families.get(written.layout, 0) + 1
         kinds[written.variant] = kinds.get(written.variant, 0) + 1

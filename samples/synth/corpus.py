@@ -11,7 +11,7 @@ import multiprocessing as mp
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping, Sequence
 
 import cv2
 import numpy as np
@@ -33,6 +33,7 @@ class Job:
     jpeg_quality: int | None  # overrides the document's own quality when set
     variants: tuple[str, ...] | None = None  # real-world variants drawn per document (samples.synth.variants)
     family: str | None = None  # forced layout family (a few-shot family: samples.synth.few_shot)
+    wordings: tuple[tuple[str, tuple[str, ...]], ...] = ()  # withheld wordings per field (samples.synth.wordings)
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,8 @@ def truth_json(truth: dict[str, Any]) -> str:
 
 
 def write_document(job: Job) -> Written:
-    image, truth = generate_document(job.seed, job.split, job.index, job.long_side, job.family)
+    image, truth = generate_document(job.seed, job.split, job.index, job.long_side, job.family,
+                                     dict(job.wordings) or None)
     if job.jpeg_quality is not None:
         old = truth["jpeg_quality"]
         truth["jpeg_quality"] = job.jpeg_quality
@@ -106,14 +108,17 @@ def iter_write(out_dir: str | os.PathLike[str], n: int, seed: int, split: str, w
                long_side: int = REFERENCE_LONG_SIDE, start: int = 0,
                jpeg_quality: int | None = None, indices: list[int] | None = None,
                variants: tuple[str, ...] | None = None,
-               layouts: tuple[str, ...] | None = None) -> Iterator[Written]:
+               layouts: tuple[str, ...] | None = None,
+               wordings: Mapping[str, Sequence[str]] | None = None) -> Iterator[Written]:
     """Write documents and yield one :class:`Written` per document as it finishes (any order). With
     ``variants``, each document is one of them (drawn from its identity) and records it as ``variant``; with
-    ``layouts``, document ``i`` is of layout family ``layouts[i % len(layouts)]``."""
+    ``layouts``, document ``i`` is of layout family ``layouts[i % len(layouts)]``; with ``wordings`` (dev only),
+    some field labels are printed in withheld wordings (:mod:`samples.synth.wordings`)."""
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     wanted = indices if indices is not None else list(range(start, start + n))
+    frozen = tuple((k, tuple(v)) for k, v in (wordings or {}).items())
     jobs = [Job(str(out_dir), seed, split, i, long_side, jpeg_quality, variants,
-                layouts[i % len(layouts)] if layouts else None) for i in wanted]
+                layouts[i % len(layouts)] if layouts else None, frozen) for i in wanted]
     workers = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
     if workers == 1:
         _init_worker()

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import random
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 import cv2
 import numpy as np
@@ -105,12 +105,13 @@ def file_stem(split: str, index: int) -> str:
 
 
 def generate_document(seed: int, split: str, index: int, long_side: int = REFERENCE_LONG_SIDE,
-                      family: str | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+                      family: str | None = None,
+                      wordings: Mapping[str, Sequence[str]] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
     """Image (BGR uint8, before JPEG encoding) and ground truth of document ``index``.
 
     The JPEG quality to encode it with is ``truth["jpeg_quality"]`` (also listed in ``degradations``).
     """
-    plan = make_plan(seed, split, index, long_side, family)
+    plan = make_plan(seed, split, index, long_side, family, wordings)
     canvas, plan = render_page(plan)
     _check(plan, canvas.lines)
     deg = degrade.choose(py_rng(seed, split, index, "degrade"), policy_for(split))
@@ -136,4 +137,6 @@ def generate_document(seed: int, split: str, index: int, long_side: int = REFERE
         "field_text": dict(plan.field_text),
         "lines": [_line_json(line) for line in lines],
     }
+    if plan.dev_wordings:
+        truth["dev_wordings"] = dict(plan.dev_wordings)
     return image, truth

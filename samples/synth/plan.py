@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import random
 from dataclasses import dataclass, replace
+from typing import Mapping, Sequence
 
 from samples.synth import formats, labels, vocab
 from samples.synth.canvas import Color, Seg
@@ -13,6 +14,7 @@ from samples.synth.few_shot import FewShotFamily
 from samples.synth.fonts import FACES, FontFace
 from samples.synth.rand import chance, py_rng, weighted
 from samples.synth.few_shot import FEW_SHOT_FAMILIES
+from samples.synth.wordings import swap_labels
 from samples.synth.splits import (
     FONT_WEIGHTS, HELD_OUT_FAMILIES, HELD_OUT_FONTS, SHARED_FAMILIES, SHARED_FONTS, SplitPolicy, policy_for,
 )
@@ -69,6 +71,7 @@ class DocPlan:
     fields: dict[str, str | None]
     layout_seed: int
     compact_level: int = 0
+    dev_wordings: tuple[tuple[str, str], ...] = ()  # (field, label) printed in a withheld wording (synth.wordings)
 
     def px(self, reference_px: float) -> int:
         """A length given at the 1400 px reference, at this page's scale."""
@@ -247,9 +250,20 @@ def _few_shot_entries(entries: list[Entry], spec: FewShotFamily) -> list[Entry]:
 
 
 def make_plan(seed: int, split: str, index: int, long_side: int = REFERENCE_LONG_SIDE,
-              family: str | None = None) -> DocPlan:
+              family: str | None = None, wordings: Mapping[str, Sequence[str]] | None = None) -> DocPlan:
     """The plan of document ``index`` of ``split`` for corpus ``seed``; ``family`` forces the layout family
-    (a few-shot family of :data:`samples.synth.few_shot.FEW_SHOT_FAMILIES` also fixes its labels and layout)."""
+    (a few-shot family of :data:`samples.synth.few_shot.FEW_SHOT_FAMILIES` also fixes its labels and layout);
+    ``wordings`` (dev only) swaps some field labels for withheld wordings (:mod:`samples.synth.wordings`)."""
+    plan = _make_plan(seed, split, index, long_side, family)
+    if not wordings or plan.family == "narrative":  # narrative sentences word their labels themselves
+        return plan
+    if split != "dev":
+        raise ValueError("withheld wordings are for dev draws only")
+    entries, swapped = swap_labels(plan.entries, wordings, py_rng(seed, split, index, "wordings"))
+    return replace(plan, entries=tuple(entries), dev_wordings=tuple(sorted(swapped.items())))
+
+
+def _make_plan(seed: int, split: str, index: int, long_side: int, family: str | None) -> DocPlan:
     policy = policy_for(split)
     facts = make_facts(py_rng(seed, split, index, "facts"))
     rng = py_rng(seed, split, index, "plan")
