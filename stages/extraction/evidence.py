@@ -114,7 +114,7 @@ def feature_vector(ev: FieldEvidence) -> np.ndarray:
 
 # the characters an amount's or a date's value is read from: the rest of its text (separators, currency signs, 年月日)
 # can be misread without changing the value
-NUMERALS = frozenset("0123456789０１２３４５６７８９〇零一二三四五六七八九十百千万亿两壹贰叁肆伍陆柒捌玖拾佰仟萬億")
+NUMERALS = frozenset("0123456789０１２３４５６７８９〇零一二三四五六七八九十百千万亿两壹贰叁参肆伍陆柒捌玖拾佰仟萬億")
 _READ_FROM_NUMERALS = ("amount", "date")
 
 

@@ -199,7 +199,9 @@ def normalize_date(text: str) -> Normalized:
 
 CAPITAL_NUMERALS = "零壹贰叁肆伍陆柒捌玖拾佰仟万亿元角分整圆"
 
-_AMOUNT_DIGITS = {"零": 0, "〇": 0, "壹": 1, "一": 1, "贰": 2, "貳": 2, "二": 2, "两": 2, "叁": 3, "參": 3,
+# 参, the simplified form of 參, stands for 叁 in some hands and is what OCR often reads for it (18 lines of the
+# dev sets' OCR: 捌拾肆万参仟参佰玖拾肆元); a lone 参 is a word's (参考, 参保), not an amount
+_AMOUNT_DIGITS = {"零": 0, "〇": 0, "壹": 1, "一": 1, "贰": 2, "貳": 2, "二": 2, "两": 2, "叁": 3, "參": 3, "参": 3,
                   "三": 3, "肆": 4, "四": 4, "伍": 5, "五": 5, "陆": 6, "陸": 6, "六": 6, "柒": 7, "七": 7,
                   "捌": 8, "八": 8, "玖": 9, "九": 9}
 _SMALL_UNITS = {"拾": 10, "十": 10, "佰": 100, "百": 100, "仟": 1000, "千": 1000}
@@ -325,8 +327,9 @@ def _parse_cn_fraction(text: str) -> Optional[int]:
 
 
 def _capital_run(text: str) -> Optional[re.Match[str]]:
-    """The first run of capital-amount characters in ``text`` that holds a numeral."""
-    return next((run for run in _CN_AMOUNT_RUN.finditer(compact(text)) if set(run.group()) & _CN_NUMERIC), None)
+    """The first run of capital-amount characters in ``text`` that holds a numeral (not a lone 参)."""
+    return next((run for run in _CN_AMOUNT_RUN.finditer(compact(text))
+                 if set(run.group()) & _CN_NUMERIC and run.group() != "参"), None)
 
 
 # one character that is no amount character, then more numerals or units: a numeral or 圆 misread inside a capital
@@ -419,7 +422,8 @@ def format_amount(value: Decimal) -> str:
 
 
 def normalize_amount(text: str) -> Normalized:
-    """Amount text -> ``"500000.00"``. Capital and Arabic forms that disagree -> ``amount_mismatch`` (Arabic wins)."""
+    """Amount text -> ``"500000.00"``. Capital and Arabic forms that disagree -> ``amount_mismatch`` (Arabic wins); a
+    capital form cut short at a misread character is no check of the Arabic one."""
     if not compact(text):
         return Normalized(None, (ISSUE_EMPTY,))
     m, run = _arabic_match(text), _capital_run(text)  # each found once: the value and the checks read them
@@ -432,6 +436,8 @@ def normalize_amount(text: str) -> Normalized:
     if arabic is None:
         assert capital is not None
         return Normalized(format_amount(capital), cut)
+    if run is not None and _capital_cut_off(run):
+        capital = None  # cut short at a misread character (伍拾陆方捌仟…): its part is no reading of the amount
     issues = (ISSUE_AMOUNT_MISMATCH,) if capital is not None and capital != arabic else ()
     if not _grouping_consistent(m):
         issues += (ISSUE_AMOUNT_GROUPING,)

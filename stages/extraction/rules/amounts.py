@@ -15,8 +15,8 @@ from stages.postprocess.values import ISSUE_AMOUNT_MISMATCH, Normalized, format_
 if TYPE_CHECKING:
     from stages.extraction.rules.document import PreparedDocument
 
-_CAPITAL_RUN_RE = re.compile(r"[零〇壹贰貳叁參肆伍陆陸柒捌玖拾佰仟万萬亿億元圆角分整正]+")
-_CAPITAL_DIGITS = set("壹贰貳叁參肆伍陆陸柒捌玖")
+_CAPITAL_RUN_RE = re.compile(r"[零〇壹贰貳叁參参肆伍陆陸柒捌玖拾佰仟万萬亿億元圆角分整正]+")
+_CAPITAL_DIGITS = set("壹贰貳叁參参肆伍陆陸柒捌玖")
 _MARKER_RE = re.compile(r"\(?(?:大写:?|\()(?:人民币)?")  # compact text: (大写：, 大写, (人民币
 
 

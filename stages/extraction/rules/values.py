@@ -20,7 +20,7 @@ _NAME_LATIN_RE = re.compile(r"^[A-Za-z][A-Za-z .'\-]{1,40}$")
 _LOOKALIKES = set("OoDlI|")  # fixed by the normalizers next to digits
 _ID_CHARS = set("0123456789Xx×") | _LOOKALIKES
 _PHONE_CHARS = set("0123456789+-()— ") | _LOOKALIKES
-AMOUNT_CHARS = set("0123456789,.¥$￥人民币RMBCNY:()大写小写整正约圆元角分零〇壹贰貳叁參肆伍陆陸柒捌玖拾佰仟万萬亿億"
+AMOUNT_CHARS = set("0123456789,.¥$￥人民币RMBCNY:()大写小写整正约圆元角分零〇壹贰貳叁參参肆伍陆陸柒捌玖拾佰仟万萬亿億"
                    "一二两三四五六七八九十百千 ") | _LOOKALIKES
 _CODE_CHARS = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_/ ")
 _OPENING = {")": "(", "]": "[", "】": "【"}
@@ -46,6 +46,21 @@ def _prefix_of(norm: str, s: int, e: int, allowed: set[str]) -> int:
     while i < e and norm[i] in allowed:
         i += 1
     return i
+
+
+# capital numerals and units: one character that is none of them between two of them is a numeral or unit misread
+# (伍拾陆方捌仟 for 万, 贰任贰佰 for 仟, 叁拾玖园捌角 for 圆)
+_CAPITAL = set("零〇壹贰貳叁參参肆伍陆陸柒捌玖拾佰仟万萬亿億元圆角分")
+
+
+def _amount_end(norm: str, s: int, limit: int) -> int:
+    """End of the amount that starts at ``s``: its amount characters, and past one misread character inside a capital
+    amount, so that the normaliser sees the amount goes on (``amount_cut_off``) or reads its Arabic form, rather
+    than a value cut where the misread stands."""
+    e = _prefix_of(norm, s, limit, AMOUNT_CHARS)
+    if s < e < limit - 1 and norm[e - 1] in _CAPITAL and norm[e + 1] in _CAPITAL and CJK_RE.match(norm[e]):
+        e = _prefix_of(norm, e + 1, limit, AMOUNT_CHARS)
+    return e
 
 
 def strip_separators(norm: str, s: int, e: int) -> tuple[int, int]:
@@ -104,7 +119,7 @@ def trim_value(kind: str, norm: str, s: int, e: int) -> tuple[int, int]:
     elif kind == "phone":
         e = _prefix_of(norm, s, e, _PHONE_CHARS)
     elif kind == "amount":
-        e = _prefix_of(norm, s, _cut_gap(norm, s, e, 3), AMOUNT_CHARS)
+        e = _amount_end(norm, s, _cut_gap(norm, s, e, 3))
         if e < len(norm) and norm[e] in _YEAR_SUFFIXES and _YEAR_RE.fullmatch(norm[s:e].strip("( ")):
             return s, s  # (2026版), 2036年2月28日: a year, not an amount
     elif kind == "date":

@@ -544,3 +544,15 @@ def test_thousands_comma_read_as_a_full_stop():
 ])
 def test_a_leader_dot_before_an_amount_is_no_decimal_point(text: str, value: str) -> None:
     assert normalize_amount(text).value == value
+
+
+def test_the_variant_of_a_capital_three_is_three_inside_an_amount_only() -> None:
+    assert normalize_amount("捌拾肆万参仟参佰玖拾肆元陆角玖分（￥843，394.69）") == Normalized("843394.69")
+    assert normalize_amount("参佰万元整") == Normalized("3000000.00")
+    assert parse_chinese_amount("参") is None and normalize_amount("参考") == Normalized(None, ("unparseable_amount",))
+
+
+def test_a_capital_amount_cut_short_by_a_misread_is_no_check_of_the_arabic_one() -> None:
+    assert normalize_amount("人民币柒拾万零贰任贰佰柒拾肆圆捌角肆分（￥702，274.84）") == Normalized("702274.84")
+    assert normalize_amount("人民币柒拾万零贰仟贰佰柒拾肆圆捌角肆分（￥702，274.84）") == Normalized("702274.84")
+    assert normalize_amount("人民币柒拾万零贰仟元（￥702，274.84）").issues == (ISSUE_AMOUNT_MISMATCH,)

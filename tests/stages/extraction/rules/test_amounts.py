@@ -41,3 +41,16 @@ def test_capital_that_agrees_or_belongs_to_the_next_label_changes_nothing() -> N
     result = extract_rules(rows(("保险金额：¥80,000.00    保险费：捌仟柒佰陆拾元整",)), TODAY)
     assert result["sum_insured"] is not None and result["sum_insured"].value == "80000.00"
     assert result["premium"] is not None and result["premium"].value == "8760.00"
+
+
+def test_a_capital_three_read_as_its_variant_parses_whole() -> None:
+    m = extract_rules(rows(("首期保费：壹拾玖万柒仟参佰伍拾伍圆伍角（小写：￥197，355.50）",)), TODAY)["premium"]
+    assert m is not None and m.value == "197355.50" and m.normalized.issues == ()
+    assert capital_run("参考") is None
+
+
+def test_a_capital_amount_misread_inside_is_read_from_its_arabic_form_or_flagged() -> None:
+    m = extract_rules(rows(("保险金额：人民币伍拾陆方捌仟捌佰壹拾元贰角玖分（￥568，810.29）",)), TODAY)["sum_insured"]
+    assert m is not None and m.value == "568810.29" and m.normalized.issues == ()  # not 56.00 from 伍拾陆
+    m = extract_rules(rows(("年交保险费：人民币柒万肆仟贰佰储拾伍元",)), TODAY)["premium"]
+    assert m is not None and m.value == "74200.00" and m.normalized.issues == ("amount_cut_off",)
