@@ -45,6 +45,13 @@ def test_an_amount_after_a_dotted_leader_is_read_whole() -> None:
     assert not values & {"790000.00", "628.60"}
 
 
+def test_a_capital_amount_with_cents_and_no_dimes_is_read_whole() -> None:
+    lines = [line("缴费金额：人民币壹万贰仟叁佰伍拾玖元零捌分", 40, 40), line("人民币叁万柒仟参佰伍拾捌圆柒角", 40, 80)]
+    cands = detector_candidates(DocLines.build([lines], [(1000.0, 1400.0)]), date(2026, 6, 1))
+    values = {c.value for c in cands if c.key == "premium"}
+    assert {"12359.08", "37358.70"} <= values and "12359.00" not in values
+
+
 def test_a_product_keeps_its_qualifiers_and_edition() -> None:
     # as the rules read a product cell: what follows 险 in brackets, then an edition such as A款
     lines = [line("险种：安行终身重大疾病保险B款", 40, 40), line("守护两全保险（分红型）（2024版）A款。", 40, 80)]
