@@ -70,7 +70,14 @@ def compact(text: str) -> str:
 
 
 def _strip_edges(text: str) -> str:
-    return text.strip(_EDGE_PUNCT + " ")
+    """Edge punctuation stripped, and a bracket at either edge that nothing inside closes or opens (a speck or a
+    neighbour's bracket read into the value: （金瑞重大疾病保险(2024版))."""
+    text = text.strip(_EDGE_PUNCT + " ")
+    while text.startswith("(") and text.count("(") > text.count(")"):
+        text = text[1:].strip(_EDGE_PUNCT + " ")
+    while text.endswith(")") and text.count(")") > text.count("("):
+        text = text[:-1].strip(_EDGE_PUNCT + " ")
+    return text
 
 
 _DIGIT_LOOKALIKES = {"O": "0", "o": "0", "D": "0", "l": "1", "I": "1", "|": "1"}

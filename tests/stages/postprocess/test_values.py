@@ -556,3 +556,9 @@ def test_a_capital_amount_cut_short_by_a_misread_is_no_check_of_the_arabic_one()
     assert normalize_amount("人民币柒拾万零贰任贰佰柒拾肆圆捌角肆分（￥702，274.84）") == Normalized("702274.84")
     assert normalize_amount("人民币柒拾万零贰仟贰佰柒拾肆圆捌角肆分（￥702，274.84）") == Normalized("702274.84")
     assert normalize_amount("人民币柒拾万零贰仟元（￥702，274.84）").issues == (ISSUE_AMOUNT_MISMATCH,)
+
+
+def test_a_bracket_at_an_edge_that_nothing_closes_is_dropped() -> None:
+    assert normalize_text("（金瑞重大疾病保险（2024版）") == Normalized("金瑞重大疾病保险(2024版)")
+    assert normalize_text("安康保险(分红型))") == Normalized("安康保险(分红型)")
+    assert normalize_text("(北京)") == Normalized("(北京)") and normalize_text("朝阳区(东)") == Normalized("朝阳区(东)")
