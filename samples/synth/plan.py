@@ -254,11 +254,11 @@ def make_plan(seed: int, split: str, index: int, long_side: int = REFERENCE_LONG
     """The plan of document ``index`` of ``split`` for corpus ``seed``; ``family`` forces the layout family
     (a few-shot family of :data:`samples.synth.few_shot.FEW_SHOT_FAMILIES` also fixes its labels and layout);
     ``wordings`` (dev only) swaps some field labels for withheld wordings (:mod:`samples.synth.wordings`)."""
+    if wordings and split != "dev":
+        raise ValueError("withheld wordings are for dev draws only")
     plan = _make_plan(seed, split, index, long_side, family)
     if not wordings or plan.family == "narrative":  # narrative sentences word their labels themselves
         return plan
-    if split != "dev":
-        raise ValueError("withheld wordings are for dev draws only")
     entries, swapped = swap_labels(plan.entries, wordings, py_rng(seed, split, index, "wordings"))
     return replace(plan, entries=tuple(entries), dev_wordings=tuple(sorted(swapped.items())))
 
