@@ -32,6 +32,11 @@ def test_wrong_documents_sent_straight_through_are_counted():
     assert row["straight_through"] == 1 and row["wrong_straight_through"] == 0 and row["meets_target"]
 
 
+def test_the_generator_wordings_file_is_no_shipped_config():
+    names = {p.name for p in shipped_configs(REPO / "configs")}
+    assert "default.yaml" in names and "withheld_wordings.yaml" not in names
+
+
 def test_configs_that_read_alike_share_one_ocr_pass():
     default = load_config(REPO / "configs" / "default.yaml")
     assert reading_key(default) == reading_key(load_config(REPO / "configs" / "model.yaml"))
