@@ -9,7 +9,9 @@ With ``--json``, also writes per configuration the wrong fields (``errors``), th
 (``straight_through``), per field a sample of the decision's evidence and whether it was right (``samples``,
 with the document's name) and per document whether it was right, its routing's risk and hard reasons, each found
 field's confidence and each empty field's P(really absent) (``documents``), which ``python -m
-models.scorer.calibrate`` fits on."""
+models.scorer.calibrate`` fits on. On withheld-wording dev draws (``docpipe synth --wordings``), each result also
+counts the fields printed under a withheld wording against the others (``withheld_wordings``: fields, right, sure
+at a confidence of 0.99 or more, and sure but wrong)."""
 from __future__ import annotations
 
 import argparse
@@ -33,6 +35,30 @@ log = logging.getLogger("models.scorer.evaluate")
 
 
 _EVIDENCE = ("how", "rec_min", "value_rec_min", "rec_mean", "margin", "rivals", "valid")  # recorded per found field
+SURE = 0.99  # a field's confidence counted as sure in the withheld-wording tally
+
+
+class WordingTally:
+    """On withheld-wording dev draws (``docpipe synth --wordings``), the present fields printed under a withheld
+    wording against the other present fields: how many, right, and found at a confidence of at least :data:`SURE`
+    (and of those, wrong)."""
+
+    def __init__(self) -> None:
+        self.counts = {k: 0 for k in ("fields", "right", "sure", "sure_wrong",
+                                      "other_fields", "other_right", "other_sure", "other_sure_wrong")}
+
+    def add(self, truth: dict, fields: dict, pred: dict) -> None:
+        withheld = truth.get("dev_wordings", {})
+        for k, want in truth["fields"].items():
+            if want is None:
+                continue
+            pre = "" if k in withheld else "other_"
+            right = pred.get(k) == want
+            sure = (fields.get(k) or {}).get("confidence") is not None and fields[k]["confidence"] >= SURE
+            self.counts[pre + "fields"] += 1
+            self.counts[pre + "right"] += right
+            self.counts[pre + "sure"] += sure
+            self.counts[pre + "sure_wrong"] += sure and not right
 
 
 class Tally:
@@ -47,11 +73,13 @@ class Tally:
         self.samples: list[dict[str, Any]] = []
         self.straight_docs: list[str] = []  # documents sent straight through, in folder order
         self.documents: list[dict[str, Any]] = []  # per document: right, and the routing's hard reasons
+        self.wordings = WordingTally()
 
     def add(self, doc: CachedDocument, fields: dict, reasons: list, diagnostics: dict, ms: float) -> None:
         truth = doc.truth["fields"]
         pred = {k: (v or {}).get("value") for k, v in fields.items()}
         right = self.board.add_document(doc.name, truth, pred)
+        self.wordings.add(doc.truth, fields, pred)
         if not reasons:
             self.straight += 1
             self.straight_docs.append(doc.name)
@@ -88,7 +116,8 @@ class Tally:
                 "recall": round(m.recall, 4), "document_accuracy": round(self.board.docs_all_right / max(1, self.board.docs), 4),
                 "straight_through": self.straight, "wrong_straight_through": self.straight_wrong,
                 "extract_ms_per_page": round(self.ms / max(1, self.pages), 1),
-                "wrong_fields": len(self.board.errors)}
+                "wrong_fields": len(self.board.errors),
+                **({"withheld_wordings": self.wordings.counts} if self.wordings.counts["fields"] else {})}
 
 
 def compare(folders: Sequence[Path], configs: dict[str, DocpipeConfig], withhold: Sequence[tuple[float, int]]

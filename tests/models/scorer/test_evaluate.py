@@ -41,3 +41,17 @@ def test_tally_records_each_document_with_its_routings_hard_reasons() -> None:
         {"doc": "b.jpg", "right": False, "hard_reasons": ["invalid:insurer"], "risk": 0.0397, "confidence": found,
          "absent_ok": absent},
         {"doc": "c.jpg", "right": True, "hard_reasons": [], "risk": None, "confidence": found, "absent_ok": {}}]
+
+
+def test_tally_counts_fields_under_withheld_wordings_apart_on_such_draws() -> None:
+    t = Tally()
+    t.add(_doc("plain.jpg", "甲保险公司"), {"insurer": {"value": "甲保险公司", "confidence": 0.999}}, [], {}, 1.0)
+    assert "withheld_wordings" not in t.report()  # no withheld-wording draw: nothing to count
+    truth = {"fields": {"insurer": "甲保险公司", "premium": "10.00", "sum_insured": None},
+             "dev_wordings": {"insurer": "出单公司", "premium": "缴费金额"}}
+    doc = CachedDocument("w.jpg", [[]], [], truth, {})
+    t.add(doc, {"insurer": {"value": "甲保险公司", "confidence": 0.95},
+                "premium": {"value": "11.00", "confidence": 0.995}}, ["low_confidence:insurer"], {}, 1.0)
+    assert t.report()["withheld_wordings"] == {"fields": 2, "right": 1, "sure": 1, "sure_wrong": 1,
+                                               "other_fields": 1, "other_right": 1, "other_sure": 1,
+                                               "other_sure_wrong": 0}
