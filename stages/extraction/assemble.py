@@ -32,6 +32,16 @@ from stages.contracts.types import TextLine
 
 log = logging.getLogger(__name__)
 
+# kinds whose re-decoded reading must hold as many characters other than separators as the first one: re-decoding
+# may change a character or drop a stray separator (29783..80), but a digit merged away (2,6000.0 -> 2,600.0) or a
+# misread numeral dropped (贰佰储拾伍 -> 贰佰拾伍) changes an amount's magnitude or a date
+_SAME_LENGTH = ("amount", "date")
+
+
+def _value_chars(text: str) -> int:
+    """The characters of ``text`` that are no separator: digits, letters, Chinese characters."""
+    return sum(ch.isalnum() for ch in text)
+
 
 def redecode_candidates(
     line: TextLine, c0: int, c1: int, allowed: np.ndarray, chars: CharDict, n: int = 8, max_ratio: float = 20.0
@@ -113,6 +123,8 @@ class FieldAssembler:
         line = lines[p][li]
         cis = [ci for _, _, ci in cand.chars]
         for text in redecode_candidates(line, min(cis), max(cis), self._allowed[cand.key], self.chars):
+            if spec.kind in _SAME_LENGTH and _value_chars(text) != _value_chars(cand.text):
+                continue
             alt = spec.normalizer(text, today)
             if alt.valid:
                 if alt.value != norm.value:
