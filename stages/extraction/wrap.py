@@ -17,7 +17,7 @@ MAY_WRAP = ("policyholder_address",)  # fields whose value a line wrap can cut
 _HEADING = re.compile(r"[一二三四五六七八九十]+")  # a section's number on a line of its own
 # where the continuation's top may be, in line heights from the value line's bottom, and how far its left edge may be
 # from a margin the value line gives (the value's start, the line's start, its row's leftmost box)
-_BELOW_FROM, _BELOW_TO, _ALIGN = -0.3, 0.9, 1.5
+_BELOW_FROM, _BELOW_TO, _ALIGN = -0.5, 0.9, 1.5
 
 
 def _nearest_below(page: Sequence[TextLine], li: int, start: int) -> Optional[TextLine]:

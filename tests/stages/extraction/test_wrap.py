@@ -32,3 +32,11 @@ def test_what_is_no_continuation() -> None:
     assert continuation_below(_chars(), _page("元1702室", y=200.0), ()) is None  # too far below
     assert continuation_below(_chars(), _page("元1702室", x=600.0), ()) is None  # not aligned with the value
     assert continuation_below([], _page("元1702室"), ()) is None
+
+
+def test_a_continuation_whose_top_reaches_into_a_skewed_lines_box_is_found() -> None:
+    # a skewed line's upright box is taller than its text: the wrapped 室 starts 0.43 of that height above its
+    # bottom (dev: …17栋1单元1903 / 室)
+    value = line(LABEL + ADDRESS, 50, 100, h=48.0)
+    below = line("室", 110.0, 148.0 - 0.43 * 48.0)
+    assert continuation_below(_chars(), [[value, below]], ()) == "室"
