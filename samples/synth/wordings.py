@@ -21,8 +21,10 @@ import yaml
 from samples.synth.facts import FIELD_KEYS
 from samples.synth.few_shot import FEW_SHOT_FAMILIES
 from samples.synth.labels import HELD_OUT_LABELS, SECTION_LABELS, SHARED_LABELS
+from samples.synth.splits import policy_for
 
-WORDING_P = 0.35  # the share of a page's field labels printed in a withheld wording, as held-out labels on test
+# the share of a page's field labels printed in a withheld wording: that of held-out labels on a test page
+WORDING_P = policy_for("test").held_out_label_p
 
 
 class WordingsError(ValueError):

@@ -10,12 +10,13 @@ import re
 from typing import TYPE_CHECKING, Optional
 
 from stages.extraction.rules.lines import same_row
+from stages.extraction.rules.values import CAPITAL_CHARS
 from stages.postprocess.values import ISSUE_AMOUNT_MISMATCH, Normalized, format_amount, parse_chinese_amount
 
 if TYPE_CHECKING:
     from stages.extraction.rules.document import PreparedDocument
 
-_CAPITAL_RUN_RE = re.compile(r"[零〇壹贰貳叁參参肆伍陆陸柒捌玖拾佰仟万萬亿億元圆角分整正]+")
+_CAPITAL_RUN_RE = re.compile(f"[{CAPITAL_CHARS}整正]+")
 _CAPITAL_DIGITS = set("壹贰貳叁參参肆伍陆陸柒捌玖")
 _MARKER_RE = re.compile(r"\(?(?:大写:?|\()(?:人民币)?")  # compact text: (大写：, 大写, (人民币
 

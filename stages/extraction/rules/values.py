@@ -48,9 +48,11 @@ def _prefix_of(norm: str, s: int, e: int, allowed: set[str]) -> int:
     return i
 
 
-# capital numerals and units: one character that is none of them between two of them is a numeral or unit misread
-# (伍拾陆方捌仟 for 万, 贰任贰佰 for 仟, 叁拾玖园捌角 for 圆)
-_CAPITAL = set("零〇壹贰貳叁參参肆伍陆陸柒捌玖拾佰仟万萬亿億元圆角分")
+# capital numerals (with their traditional and variant forms) and units, as a capital amount is printed; one
+# character that is none of them between two of them is a numeral or unit misread (伍拾陆方捌仟 for 万, 贰任贰佰
+# for 仟, 叁拾玖园捌角 for 圆)
+CAPITAL_CHARS = "零〇壹贰貳叁參参肆伍陆陸柒捌玖拾佰仟万萬亿億元圆角分"
+_CAPITAL = set(CAPITAL_CHARS)
 
 
 def _amount_end(norm: str, s: int, limit: int) -> int:
