@@ -1,6 +1,6 @@
 """Whether a value may go on below its line: an address that runs to its line's end, with a text segment just below
-it, aligned with it, that no other field holds and that is no label, role word or heading, may have been cut where
-its line wraps, so the document goes to review (``may_continue:<field>``, docs/confidence.md)."""
+it, aligned with it, that no other field holds and that is no label, role word, heading or cell of a header row, may
+have been cut where its line wraps, so the document goes to review (``may_continue:<field>``, docs/confidence.md)."""
 from __future__ import annotations
 
 import re
@@ -18,6 +18,8 @@ _HEADING = re.compile(r"[一二三四五六七八九十]+")  # a section's numbe
 # where the continuation's top may be, in line heights from the value line's bottom, and how far its left edge may be
 # from a margin the value line gives (the value's start, the line's start, its row's leftmost box)
 _BELOW_FROM, _BELOW_TO, _ALIGN = -0.5, 0.9, 1.5
+_COLON = ":："
+_DIGIT = re.compile(r"[0-9０-９]")
 
 
 def _nearest_below(page: Sequence[TextLine], li: int, start: int) -> Optional[TextLine]:
@@ -40,6 +42,31 @@ def _nearest_below(page: Sequence[TextLine], li: int, start: int) -> Optional[Te
     return best
 
 
+def _bare_label(text: str) -> bool:
+    """A box that holds a label and nothing after it: the lexicon's label or a role word ends the text (an unknown
+    word before it may qualify it: 保障对象证件号) and no digit stands in it."""
+    text = text.strip().rstrip(_COLON).strip()
+    if not text or _DIGIT.search(text):
+        return False
+    if any(text.endswith(w) for w in ROLE_WORDS):
+        return True
+    return any(m.end() == len(text) for m in LABEL_RE.finditer(text))
+
+
+def _header_cell(page: Sequence[TextLine], below: TextLine, seg: str) -> bool:
+    """Whether ``below``, whose segment ``seg`` is a word of two characters or more with no digit, is one cell of a
+    table's header row: one bare label on its row begins with ``seg`` (保障对象 beside 保障对象证件号: a role word
+    and its ID's label), or at least two other boxes share its row, each a bare label. A line wrap's continuation
+    shares its row with values, or with nothing; a one-character tail (室) is never taken for a header."""
+    if len(seg) < 2 or _DIGIT.search(seg):
+        return False
+    box = prepare_line(0, below)
+    row = [b.comp for b in (prepare_line(0, ln) for ln in page if ln is not below and not ln.vertical and ln.text.strip())
+           if same_row(box, b)]
+    labels = [t for t in row if _bare_label(t)]
+    return any(t.startswith(seg) for t in labels) or (len(row) >= 2 and len(labels) == len(row))
+
+
 def continuation_below(chars: Sequence[tuple[int, int, int]], lines: Sequence[Sequence[TextLine]],
                        claimed: Collection[str]) -> Optional[str]:
     """The text segment that may continue a value whose characters are ``chars`` ((page, line, index) references)
@@ -60,5 +87,7 @@ def continuation_below(chars: Sequence[tuple[int, int, int]], lines: Sequence[Se
             or any(w in below.text for w in ROLE_WORDS) or LABEL_RE.search(below.text) or _HEADING.fullmatch(seg)):
         return None
     if any(seg in t or (t and t in below.text) for t in claimed):
+        return None
+    if _header_cell(lines[page], below, seg):
         return None
     return seg

@@ -40,3 +40,22 @@ def test_a_continuation_whose_top_reaches_into_a_skewed_lines_box_is_found() -> 
     value = line(LABEL + ADDRESS, 50, 100, h=48.0)
     below = line("室", 110.0, 148.0 - 0.43 * 48.0)
     assert continuation_below(_chars(), [[value, below]], ()) == "室"
+
+
+def test_a_cell_of_a_header_row_below_is_no_continuation() -> None:
+    # a table's next band starts below the address: its header cells are bare labels, or the stem of one beside it
+    header = [line("保障对象", 110.0, 130.0), line("保障对象证件号", 400.0, 130.0), line("受益人", 700.0, 130.0)]
+    assert continuation_below(_chars(), [[line(LABEL + ADDRESS, 50, 100)] + header], ()) is None
+    stem = [line("保障对象", 110.0, 130.0), line("保障对象证件号", 400.0, 130.0)]
+    assert continuation_below(_chars(), [[line(LABEL + ADDRESS, 50, 100)] + stem], ()) is None
+
+
+def test_a_continuation_beside_a_value_or_one_label_still_counts() -> None:
+    # a wrap's tail shares its row with another column's value, or with a single label (label-above columns)
+    beside_value = [line("元1702室", 110.0, 130.0), line("13800000000", 700.0, 130.0)]
+    assert continuation_below(_chars(), [[line(LABEL + ADDRESS, 50, 100)] + beside_value], ()) == "元1702室"
+    beside_label = [line("元1702室", 110.0, 130.0), line("联系电话", 700.0, 130.0)]
+    assert continuation_below(_chars(), [[line(LABEL + ADDRESS, 50, 100)] + beside_label], ()) == "元1702室"
+    # a one-character tail is never taken for a header, whatever its row holds
+    two_labels = [line("室", 110.0, 130.0), line("联系电话", 500.0, 130.0), line("邮编", 800.0, 130.0)]
+    assert continuation_below(_chars(), [[line(LABEL + ADDRESS, 50, 100)] + two_labels], ()) == "室"
