@@ -25,8 +25,9 @@ not adopted").
 ``--onto FILE --refit PART [--refit PART]`` writes FILE with those parts refitted on the labels and the rest kept:
 ``platt`` its Platt map; ``own`` its maps of values the rules do not share (``isotonic``, ``weak_reading`` and each
 capture's ``own`` map), which a dev set holds few of; ``shared:CAPTURE`` that capture's map of shared values (fax,
-scan or photo), whose top bins three folders hold too few misreads to fit. So parts can be fitted on more sets than
-the rest (docs/decisions_calibration.md, "Maps of values the rules do not share, and the faxes' shared map, fitted
+scan or photo), whose top bins three folders hold too few misreads to fit; ``absent:KIND`` the absent rates of one
+kind of empty field (``none_left``, ``free``, ``against_rules``; :data:`ABSENT_PARTS`). So parts can be fitted on
+more sets than the rest (docs/decisions_calibration.md, "Maps of values the rules do not share, and the faxes' shared map, fitted
 on nine dev sets", and "The scans' map of shared values, fitted on nine dev sets, on scans alone")."""
 from __future__ import annotations
 
@@ -107,7 +108,7 @@ def binned_map(x: np.ndarray, y: np.ndarray, edges: Sequence[float], w: Optional
 
 
 def _empty_kind(sample: dict[str, Any]) -> str:
-    return empty_kind(sample.get("vacant"), sample.get("document_capture") or "scan")
+    return empty_kind(sample.get("vacant"), sample.get("document_capture") or "scan", bool(sample.get("labelled")))
 
 
 def _weak(sample: dict[str, Any]) -> bool:
@@ -204,17 +205,27 @@ def fit_calibration(samples: Sequence[dict[str, Any]], version: str,
                            shared_by_capture=by_capture(shared, (sx, sy), capture_prior, capture_groups))
 
 
-REFIT_PARTS = ("platt", "own", "shared:fax", "shared:scan", "shared:photo")
+# the absent rates ``absent:KIND`` refits: of empty fields with nothing left, of free ones, of those the rules found a
+# value for. ``null_ok`` is no part: it also chooses which fields the assignment carries (RARELY_ABSENT), so a refit
+# of it may change the decisions that the maps were fitted on.
+ABSENT_PARTS = {"absent:none_left": "null_ok_none_left", "absent:free": "null_ok_free",
+                "absent:against_rules": "null_ok_against_rules"}
+REFIT_PARTS = ("platt", "own", "shared:fax", "shared:scan", "shared:photo", *ABSENT_PARTS)
 
 
 def refitted(base: dict[str, Any], fitted: dict[str, Any], parts: Sequence[str]) -> dict[str, Any]:
     """The keys of calibration file ``base`` with ``parts`` taken from ``fitted`` (a new fit's file) and the rest
     kept: ``platt`` its Platt map; ``own`` its maps of values the rules do not share, that is the pooled
     ``isotonic`` map, the ``weak_reading`` map and each capture's ``own`` map; ``shared:CAPTURE`` that capture's map
-    of shared values. A map asked for that the new fit lacks (no such values among the labels) is a ValueError."""
+    of shared values; ``absent:KIND`` one kind of empty field's absent rates (:data:`ABSENT_PARTS`). A map asked for
+    that the new fit lacks (no such values among the labels) is a ValueError."""
     out: dict[str, Any] = {}
     if "platt" in parts:
         out["platt"] = fitted["platt"]
+    for part in (p for p in parts if p in ABSENT_PARTS):
+        if not fitted.get(ABSENT_PARTS[part]):
+            raise ValueError(f"the labels hold no empty fields to refit {part} from")
+        out[ABSENT_PARTS[part]] = fitted[ABSENT_PARTS[part]]
     if "own" in parts:
         out.update(isotonic=fitted["isotonic"], weak_reading=fitted["weak_reading"])
     base_maps, new_maps = base.get("by_capture") or {}, fitted.get("by_capture") or {}
@@ -270,8 +281,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                          "(the rest, such as its absent rates, is kept)")
     ap.add_argument("--refit", choices=REFIT_PARTS, action="append", default=[],
                     help="with --onto, repeatable: a part refitted, platt (its Platt map; needs --map platt), own (its "
-                         "maps of values the rules do not share) or shared:CAPTURE (fax, scan or photo: that capture's map "
-                         "of shared values); default platt with --map platt")
+                         "maps of values the rules do not share), shared:CAPTURE (fax, scan or photo: that capture's map "
+                         "of shared values) or absent:KIND (none_left, free or against_rules: the absent rates of that "
+                         "kind of empty field); default platt with --map platt")
     args = ap.parse_args(argv)
     refit = args.refit or (["platt"] if args.map == "platt" else [])
     if args.refit and not args.onto:

@@ -103,6 +103,7 @@ class Tally:
             elif k in diagnostics.get("vacant", {}):
                 sample["vacant"] = diagnostics["vacant"][k]
                 sample["document_capture"] = (rules or {}).get("document_capture")
+                sample["labelled"] = k in (rules or {}).get("labelled", ())
             if rules is not None:
                 sample["rules_agree"] = k in rules["agree"]
                 sample["rules_found"] = k in rules["found"]

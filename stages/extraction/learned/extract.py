@@ -3,10 +3,11 @@ features (ERNIE-Layout's probabilities among them), the scorer's
 P, the joint assignment; the chosen candidates go to the field assembler with P as their score."""
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from datetime import date
 from functools import cached_property
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import TYPE_CHECKING, Iterable, Optional, Sequence
 
 import numpy as np
 
@@ -82,6 +83,19 @@ def vacant_p(scored: Sequence[Scored], chosen: dict[str, Candidate], cells: Role
         if key in out and out[key] == 0.0 and s.p > 0.0 and consistent({**chosen, key: s.candidate}, cells, added=key):
             out[key] = s.p
     return out
+
+
+def labelled_fields(texts: Iterable[str], lexicon: Lexicon) -> frozenset[str]:
+    """The fields that a field or period label of ``lexicon`` printed in ``texts`` (a document's lines) names. A
+    field left empty whose label is printed was more often misread than absent (``scorer.empty_kind``)."""
+    out: set[str] = set()
+    for text in texts:
+        comp = "".join(unicodedata.normalize("NFKC", text).split())
+        for m in lexicon.pattern.finditer(comp):
+            label = lexicon.labels.get(m.group())
+            if label is not None and label.kind in ("field", "period"):
+                out.update(k for k in label.fields if k)
+    return frozenset(out)
 
 
 def reading_issues(c: Candidate, cands: Sequence[Candidate]) -> tuple[str, ...]:

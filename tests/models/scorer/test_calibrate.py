@@ -327,3 +327,34 @@ def test_onto_refit_own_replaces_only_the_maps_of_values_the_rules_do_not_share(
     with pytest.raises(SystemExit):  # no shared values among the labels: nothing to refit the faxes' map from
         calibrate_main([str(report), "--label", "a/learned", "--onto", str(base), "--refit", "shared:fax",
                         "--out", str(out)])
+
+
+def test_onto_refit_absent_none_left_replaces_only_the_rates_of_fields_with_nothing_left(tmp_path) -> None:
+    """``--refit absent:none_left`` takes the absent rates of empty fields with nothing left for them from the new
+    fit and keeps FILE's other rates (``null_ok`` also chooses which fields the assignment carries) and maps."""
+    def empty(i, absent, vacant, capture="scan"):
+        return {"doc": f"d{i}", "field": "issue_date", "found": False, "correct": absent, "truth_absent": absent,
+                "score": None, "vacant": vacant, "document_capture": capture, "rules_agree": False,
+                "rules_found": False}
+    found = [{"doc": f"v{i}", "field": "premium", "found": True, "correct": True, "truth_absent": False,
+              "score": 0.99, "capture": "scan", "evidence": {"rec_min": 0.99}, "rules_agree": False,
+              "rules_found": True} for i in range(40)]
+    none_left = [empty(i, True, 0.0) for i in range(30)]
+    free = [empty(i, i % 2 == 0, 0.0005) for i in range(30, 40)]
+    report = tmp_path / "r.json"
+    report.write_text(json.dumps({"samples": {"a/learned": found + none_left + free}}), encoding="utf-8")
+    base_cal = replace(fit_calibration(found + [empty(i, i % 2 == 0, 0.0) for i in range(10)], "old"),
+                       null_ok={"issue_date": 0.3})
+    base = tmp_path / "base.json"
+    base.write_text(json.dumps(base_cal.to_json({"command": "first fit"})), encoding="utf-8")
+    out = tmp_path / "out.json"
+    assert calibrate_main([str(report), "--label", "a/learned", "--onto", str(base), "--refit", "absent:none_left",
+                           "--version", "new", "--out", str(out)]) == 0
+    cal = ScoreCalibrator.from_json(json.loads(out.read_text(encoding="utf-8")))
+    assert cal.null_ok_none_left["issue_date"] == pytest.approx(31 / 32) != base_cal.null_ok_none_left["issue_date"]
+    assert dict(cal.null_ok) == {"issue_date": 0.3} and dict(cal.null_ok_free) == dict(base_cal.null_ok_free)
+    assert (cal.iso_x, cal.iso_y) == (base_cal.iso_x, base_cal.iso_y)
+    report.write_text(json.dumps({"samples": {"a/learned": found}}), encoding="utf-8")
+    with pytest.raises(SystemExit):  # no empty field among the labels: nothing to refit the rates from
+        calibrate_main([str(report), "--label", "a/learned", "--onto", str(base), "--refit", "absent:none_left",
+                        "--out", str(out)])

@@ -5,7 +5,8 @@ from __future__ import annotations
 from stages.contracts.fields import FIELD_KEYS
 from stages.extraction.learned.assign import RoleCells, Scored
 from stages.extraction.learned.candidates import Candidate
-from stages.extraction.learned.extract import reading_issues, vacant_p
+from stages.extraction.learned.extract import labelled_fields, reading_issues, vacant_p
+from stages.extraction.rules.lexicon import FULL_LEXICON, withheld_lexicon
 
 
 def _c(key: str, value: str, line: int, p: float) -> Scored:
@@ -41,3 +42,15 @@ def test_a_value_keeps_the_amount_mismatch_another_reading_of_it_found_and_no_ot
                           ("amount_mismatch",), "rules", "label")
     other_value = Candidate("sum_insured", whole.text, whole.chars, "150.00", ("amount_mismatch",), "rules", "label")
     assert reading_issues(capital, [capital, elsewhere, other_value]) == ()  # other characters, another value
+
+
+def test_labelled_fields_are_those_a_printed_field_or_period_label_names() -> None:
+    texts = ["保险单签发日期为二二年九月三十日。", "保险期间：自二〇二〇年十月五日起", "客服电话：95500", "投保人 ：张三"]
+    got = labelled_fields(texts, FULL_LEXICON)
+    assert {"issue_date", "effective_date", "expiry_date", "policyholder_name"} <= got
+    assert "policyholder_phone" not in got  # a distractor's label (客服电话) names no field of ours
+    assert labelled_fields([], FULL_LEXICON) == frozenset()
+    # a wording the document's lexicon lacks is no label there
+    assert "issue_date" not in labelled_fields(["出具日期：2024-01-01"], FULL_LEXICON)
+    lexicon = withheld_lexicon(0.99, 1, "x")
+    assert len(labelled_fields(texts, lexicon)) < len(got)
