@@ -43,3 +43,22 @@ def test_a_capital_amount_read_over_its_misread_figures_keeps_the_mismatch_in_th
         assert premium["value"] == "8760.00" and premium["text"] == "捌仟柒佰陆拾元整", method
         assert premium["issues"] == ["amount_mismatch"] and premium["valid"] is False, method
         assert "invalid:premium" in out.review_reasons, method
+
+
+def test_an_empty_field_whose_label_is_printed_is_judged_by_the_rest_rate():
+    """The learned decision's P(really absent) of a field left empty: a date whose label is printed but whose value
+    was misread into no date at all is no "nothing left" field (diagnostics.rules.labelled)."""
+    pages = [Page(0, np.broadcast_to(np.zeros((1, 1, 3), np.uint8), (1400, 1000, 3)))]
+    head = [line("保险单号：AB12345678", 40, 40), line("投保人：张伟", 40, 80), line("保险费：100元", 40, 120)]
+    stage = _stage(method="learned")
+    cal = stage.assembler.calibrators["learned"]
+    printed = stage(([head + [line("签发日期：二二年九月三十日", 40, 160)]]), pages)
+    silent = stage(([head]), pages)
+    for out in (printed, silent):
+        assert out.fields["issue_date"] is None
+        assert out.diagnostics["vacant"]["issue_date"] == 0.0
+    assert "issue_date" in printed.diagnostics["rules"]["labelled"]
+    assert "issue_date" not in silent.diagnostics["rules"]["labelled"]
+    assert printed.diagnostics["absent_ok"]["issue_date"] == cal.absent_ok("issue_date")
+    assert silent.diagnostics["absent_ok"]["issue_date"] == cal.absent_given("issue_date", 0.0, "scan")
+    assert printed.diagnostics["absent_ok"]["issue_date"] < silent.diagnostics["absent_ok"]["issue_date"]

@@ -6,7 +6,7 @@ from stages.contracts.fields import FIELD_KEYS
 from stages.extraction.learned.assign import RoleCells, Scored
 from stages.extraction.learned.candidates import Candidate
 from stages.extraction.learned.extract import labelled_fields, reading_issues, vacant_p
-from stages.extraction.rules.lexicon import FULL_LEXICON, withheld_lexicon
+from stages.extraction.rules.lexicon import FULL_LEXICON, extend_lexicon, withheld_lexicon
 
 
 def _c(key: str, value: str, line: int, p: float) -> Scored:
@@ -50,7 +50,9 @@ def test_labelled_fields_are_those_a_printed_field_or_period_label_names() -> No
     assert {"issue_date", "effective_date", "expiry_date", "policyholder_name"} <= got
     assert "policyholder_phone" not in got  # a distractor's label (客服电话) names no field of ours
     assert labelled_fields([], FULL_LEXICON) == frozenset()
-    # a wording the document's lexicon lacks is no label there
+    # a wording the document's lexicon lacks is no label there; one an adapted folder learned is
     assert "issue_date" not in labelled_fields(["出具日期：2024-01-01"], FULL_LEXICON)
+    adapted = extend_lexicon(FULL_LEXICON, [("出具日期", "issue_date")])
+    assert "issue_date" in labelled_fields(["出具日期：2024-01-01"], adapted)
     lexicon = withheld_lexicon(0.99, 1, "x")
     assert len(labelled_fields(texts, lexicon)) < len(got)
