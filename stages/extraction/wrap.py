@@ -10,7 +10,7 @@ from stages.contracts.types import TextLine
 from stages.extraction.learned.detectors import SEGMENT_RE
 from stages.extraction.line_end import ending_line
 from stages.extraction.rules.lexicon import LABEL_RE, ROLE_WORDS
-from stages.extraction.rules.lines import prepare_line, same_row
+from stages.extraction.rules.lines import LineBox, prepare_line, same_row
 from stages.extraction.rules.wrapping import ends_no_value
 
 MAY_WRAP = ("policyholder_address",)  # fields whose value a line wrap can cut
@@ -22,13 +22,13 @@ _COLON = ":："
 _DIGIT = re.compile(r"[0-9０-９]")
 
 
-def _nearest_below(page: Sequence[TextLine], li: int, start: int) -> Optional[TextLine]:
-    """The line whose top is just below line ``li`` and whose left edge is aligned with one of its margins."""
-    boxes = [prepare_line(i, ln) for i, ln in enumerate(page)]
+def _nearest_below(page: Sequence[TextLine], boxes: Sequence[LineBox], li: int, start: int) -> Optional[LineBox]:
+    """The box (of ``boxes``, the page's lines prepared) whose top is just below line ``li`` and whose left edge is
+    aligned with one of its margins."""
     box, h = boxes[li], boxes[li].height
     chars = page[li].char_boxes()
     margins = [float(chars[start][:, 0].min()) if start < len(chars) else box.x0, box.x0]
-    others = [b for b in boxes if b.index != li and not page[b.index].vertical and b.raw.strip()]
+    others = [b for b in _readable(page, boxes) if b.index != li]
     row = [b.x0 for b in others if same_row(box, b) and b.x0 < box.x0]
     if row:
         margins.append(min(row))
@@ -38,14 +38,19 @@ def _nearest_below(page: Sequence[TextLine], li: int, start: int) -> Optional[Te
             continue
         dx = min(abs(b.x0 - m) for m in margins)
         if dx <= _ALIGN * h and (key is None or (b.y0, dx) < key):
-            best, key = page[b.index], (b.y0, dx)
+            best, key = b, (b.y0, dx)
     return best
 
 
+def _readable(page: Sequence[TextLine], boxes: Sequence[LineBox]) -> list[LineBox]:
+    """The page's boxes of horizontal lines with text."""
+    return [b for b in boxes if not page[b.index].vertical and b.raw.strip()]
+
+
 def _bare_label(text: str) -> bool:
-    """A box that holds a label and nothing after it: the lexicon's label or a role word ends the text (an unknown
+    """A box (its compact text) that holds a label and nothing after it: the lexicon's label or a role word ends the text (an unknown
     word before it may qualify it: 保障对象证件号) and no digit stands in it."""
-    text = text.strip().rstrip(_COLON).strip()
+    text = text.rstrip(_COLON)
     if not text or _DIGIT.search(text):
         return False
     if any(text.endswith(w) for w in ROLE_WORDS):
@@ -53,16 +58,14 @@ def _bare_label(text: str) -> bool:
     return any(m.end() == len(text) for m in LABEL_RE.finditer(text))
 
 
-def _header_cell(page: Sequence[TextLine], below: TextLine, seg: str) -> bool:
+def _header_cell(page: Sequence[TextLine], boxes: Sequence[LineBox], below: LineBox, seg: str) -> bool:
     """Whether ``below``, whose segment ``seg`` is a word of two characters or more with no digit, is one cell of a
     table's header row: one bare label on its row begins with ``seg`` (保障对象 beside 保障对象证件号: a role word
     and its ID's label), or at least two other boxes share its row, each a bare label. A line wrap's continuation
     shares its row with values, or with nothing; a one-character tail (室) is never taken for a header."""
     if len(seg) < 2 or _DIGIT.search(seg):
         return False
-    box = prepare_line(0, below)
-    row = [b.comp for b in (prepare_line(0, ln) for ln in page if ln is not below and not ln.vertical and ln.text.strip())
-           if same_row(box, b)]
+    row = [b.comp for b in _readable(page, boxes) if b is not below and same_row(below, b)]
     labels = [t for t in row if _bare_label(t)]
     return any(t.startswith(seg) for t in labels) or (len(row) >= 2 and len(labels) == len(row))
 
@@ -76,18 +79,20 @@ def continuation_below(chars: Sequence[tuple[int, int, int]], lines: Sequence[Se
         return None
     page, li, _ = chars[-1]
     start = min(c[2] for c in chars if c[:2] == (page, li))
-    below = _nearest_below(lines[page], li, start)
-    if below is None:
+    boxes = [prepare_line(i, ln) for i, ln in enumerate(lines[page])]
+    below_box = _nearest_below(lines[page], boxes, li, start)
+    if below_box is None:
         return None
-    m = SEGMENT_RE.search(below.text)
-    if m is None or below.text[:m.start()].strip():
+    text = below_box.raw
+    m = SEGMENT_RE.search(text)
+    if m is None or text[:m.start()].strip():
         return None
     seg = m.group()
-    if (below.text[m.end():m.end() + 1] in (":", "：") or ends_no_value(seg)
-            or any(w in below.text for w in ROLE_WORDS) or LABEL_RE.search(below.text) or _HEADING.fullmatch(seg)):
+    if (text[m.end():m.end() + 1] in (":", "：") or ends_no_value(seg)
+            or any(w in text for w in ROLE_WORDS) or LABEL_RE.search(text) or _HEADING.fullmatch(seg)):
         return None
-    if any(seg in t or (t and t in below.text) for t in claimed):
+    if any(seg in t or (t and t in text) for t in claimed):
         return None
-    if _header_cell(lines[page], below, seg):
+    if _header_cell(lines[page], boxes, below_box, seg):
         return None
     return seg
