@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
@@ -83,14 +84,58 @@ def novel_pool(docs: Sequence[Document]) -> str:
     return "".join(sorted(chars - _ROLE_CHARS))
 
 
-def novel_wordings(doc: Document, rng: random.Random, keys: Sequence[str], pool: str) -> Document:
+_ROLE_LEADS = tuple(sorted((w for w, r in ROLE_WORDS.items() if r != "other"), key=len, reverse=True))
+_ROLE_MATCH = re.compile("|".join(_ROLE_LEADS))
+KEPT_SUFFIXES = ("日期", "时间", "金额", "名称", "号码", "编号")
+
+
+def _names_field(text: str) -> bool:
+    """Whether a field or period label of the full lexicon occurs in ``text``."""
+    return any((d := FULL_LEXICON.labels.get(m.group())) is not None and d.kind in ("field", "period")
+               for m in FULL_LEXICON.pattern.finditer(text))
+
+
+def stem_split(label: str) -> Optional[tuple[str, str, bool]]:
+    """(stem, kept tail, whether the stem is a role word) of a field label whose role word or head a new wording
+    may replace while its attribute stays: 被保险人证件号码 -> (被保险人, 证件号码, True), 合同生效日期 -> (合同生效,
+    日期, False); None for a label with two role words or neither a role word nor a kept suffix (保费)."""
+    roles = _ROLE_MATCH.findall(label)
+    if roles:
+        return (roles[0], label[len(roles[0]):], True) if len(roles) == 1 and label.startswith(roles[0]) else None
+    tail = next((s for s in KEPT_SUFFIXES if label.endswith(s) and len(label) > len(s)), None)
+    return (label[:-len(tail)], tail, False) if tail else None
+
+
+def novel_wordings(doc: Document, rng: random.Random, keys: Sequence[str], pool: str, stem: bool = False) -> Document:
     """The document with every printed label of the fields ``keys`` (the lexicon's field and period labels that
     name one of them) replaced by a string of the same length drawn from ``pool``, one string per label text,
     that no lexicon label occurs in: a wording nobody listed, as on an insurer's new forms. Characters keep their
-    places and recognition probabilities, so the page's geometry and OCR evidence stay as they were."""
+    places and recognition probabilities, so the page's geometry and OCR evidence stay as they were.
+
+    With ``stem`` only the label's role word or head is new and its attribute stays (:func:`stem_split`), as new
+    wordings usually are (保障对象 and 保障对象证件号 for the insured, 应缴金额 for the premium): one new string per
+    role word on the document, so a role's labels keep sharing it; labels with no such split are new whole."""
     novel: dict[str, str] = {}
 
+    def fresh(length: int, tail: str = "") -> Optional[str]:
+        for _ in range(50):
+            text = "".join(rng.choice(pool) for _ in range(length))
+            if FULL_LEXICON.pattern.search(text) is None and not _names_field(text + tail):
+                return text
+        return None
+
     def draw(label: str) -> str:
+        if label in novel:
+            return novel[label]
+        split = stem_split(label) if stem else None
+        if split is not None:
+            head, tail, role = split
+            key = "role:" + head if role else "head:" + label
+            if key not in novel and (text := fresh(len(head), tail)) is not None:
+                novel[key] = text
+            if key in novel and not _names_field(novel[key] + tail):
+                novel[label] = novel[key] + tail
+                return novel[label]
         while label not in novel:
             text = "".join(rng.choice(pool) for _ in label)
             if FULL_LEXICON.pattern.search(text) is None:
@@ -123,20 +168,23 @@ def document_rows(doc: Document, today: date, withhold: float = 0.0, seed: int =
 
 def training_rows(docs: Sequence[Document], today: date, seed: int, share: float, low: float, high: float,
                   chars: Optional[CharDict] = None, extractor: Any = None, ernie_drop: float = 0.0,
-                  novel: float = 0.0, novel_fields: int = 3) -> Iterator[tuple[str, np.ndarray, np.ndarray]]:
+                  novel: float = 0.0, novel_fields: int = 3, novel_stem: float = 0.0
+                  ) -> Iterator[tuple[str, np.ndarray, np.ndarray]]:
     """(document name, features, labels) per document, the withheld fraction drawn per document from ``seed``;
     on a random ``ernie_drop`` of the documents ERNIE-Layout's evidence is left out (as where it fails at runtime),
     and on a random ``novel`` share of them the labels of 1 to ``novel_fields`` fields are printed in novel
     wordings (:func:`novel_wordings`), each drawn from a generator of its own so that the withheld fractions stay
-    those of ``seed``."""
+    those of ``seed``; on a ``novel_stem`` share of those only the labels' role words or heads are new."""
     rng = random.Random(seed)
     drops = random.Random(f"ernie-drop:{seed}")
     novels = random.Random(f"novel:{seed}")
+    stems = random.Random(f"novel-stem:{seed}")
     pool = novel_pool(docs) if novel else ""
     for doc in docs:
         frac = withheld_fraction(rng, share, low, high)
         dropped = drops.random() < ernie_drop
         if novels.random() < novel:
-            doc = novel_wordings(doc, novels, novels.sample(FIELD_KEYS, novels.randint(1, novel_fields)), pool)
+            keys = novels.sample(FIELD_KEYS, novels.randint(1, novel_fields))
+            doc = novel_wordings(doc, novels, keys, pool, stem=novel_stem > 0 and stems.random() < novel_stem)
         dc, y = document_rows(doc, today, frac, seed, chars, None if dropped else extractor)
         yield doc.name, dc.features, y

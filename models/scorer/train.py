@@ -115,15 +115,15 @@ def extractor(model_dir: Optional[Path] = None):
 
 
 def collect(truth: Sequence[Path], ocr: Sequence[Path], seed: int, share: float, low: float, high: float,
-            today: date, ernie_drop: float = 0.0, ernie_dir: Optional[Path] = None, novel: float = 0.0
-            ) -> tuple[np.ndarray, np.ndarray, list[str]]:
+            today: date, ernie_drop: float = 0.0, ernie_dir: Optional[Path] = None, novel: float = 0.0,
+            novel_stem: float = 0.0) -> tuple[np.ndarray, np.ndarray, list[str]]:
     docs = load_documents(truth, ocr)
     chars = char_dict()
     ernie = extractor(ernie_dir)
     xs, ys, names = [], [], []
     t0 = time.perf_counter()
     for i, (name, x, y) in enumerate(training_rows(docs, today, seed, share, low, high, chars, ernie, ernie_drop,
-                                                                  novel)):
+                                                   novel, novel_stem=novel_stem)):
         xs.append(x)
         ys.append(y)
         names += [name] * len(y)
@@ -147,6 +147,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--ernie-dir", type=Path, default=None, help="ERNIE-Layout export (default: the shipped one)")
     ap.add_argument("--novel", type=float, default=0.0,
                     help="share of documents whose labels of 1-3 fields are printed in novel wordings")
+    ap.add_argument("--novel-stem", type=float, default=0.0,
+                    help="share of those documents whose new wordings keep the labels' attribute (证件号码, 日期) "
+                         "and replace only the role word or head")
     ap.add_argument("--rounds", type=int, default=ROUNDS)
     ap.add_argument("--today", default="2026-06-01", help="the date normalizers compare against (reproducibility)")
     args = ap.parse_args(argv)
@@ -156,7 +159,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             ap.error(f"{folder} holds test-split pages; the scorer trains on the train split only")
     x, y, names = collect(args.truth, args.ocr, args.seed, args.withhold_share, args.withhold_low,
                           args.withhold_high, date.fromisoformat(args.today), args.ernie_drop, args.ernie_dir,
-                          args.novel)
+                          args.novel, args.novel_stem)
     log.info("%d candidates from %d documents, %d positive", len(y), len(set(names)), int(y.sum()))
     scorer = fit(x, y, seed=args.seed, rounds=args.rounds)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -169,7 +172,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "command": "PYTHONPATH=$PWD python -m models.scorer.train " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:])),
         "seed": args.seed, "today": args.today,
         "withhold": {"share": args.withhold_share, "low": args.withhold_low, "high": args.withhold_high},
-        "ernie_drop": args.ernie_drop, "novel": args.novel, "ernie_dir": str(args.ernie_dir) if args.ernie_dir else None,
+        "ernie_drop": args.ernie_drop, "novel": args.novel, "novel_stem": args.novel_stem, "ernie_dir": str(args.ernie_dir) if args.ernie_dir else None,
         "truth_lines": [_data_record(f) for f in args.truth], "ocr_caches": [_data_record(f) for f in args.ocr],
         "candidates": int(len(y)), "positives": int(y.sum()), "documents": len(set(names)),
         "feature_version": FEATURE_VERSION, "features": list(FEATURE_NAMES),
