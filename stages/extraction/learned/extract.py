@@ -85,15 +85,45 @@ def vacant_p(scored: Sequence[Scored], chosen: dict[str, Candidate], cells: Role
     return out
 
 
+# What may follow a label that introduces its value: a separator, the value itself (a digit, a currency sign, a
+# bracket), or a connective of a narrative sentence (保险费为…, 保险期间自…).
+_CONNECTIVES = frozenset("为是自从")
+_SENTENCE_MARKS = frozenset(",;、。，；!！?？")  # not ".": leader dots are often read as one
+_LONGER_LABEL = 4  # CJK characters a longer label word may add after a known label (投保人证件号 + 码)
+
+
+def _cjk(ch: str) -> bool:
+    return "\u4e00" <= ch <= "\u9fff"
+
+
+def _introduces(norm: str, end: int) -> bool:
+    """Whether the label ending at ``end`` of ``norm`` (a line's NFKC text) stands as a label: the label, or a
+    longer label word it begins (at most ``_LONGER_LABEL`` more CJK characters: a wording the lexicon holds only
+    the start of), ends the text, is followed by a connective, or stands before a space, a colon, leader dots or
+    another non-CJK character that does not end or split a clause. Not a label: a mention inside a sentence (…缴纳保险费，
+    超过宽限期…, 保险金额、保险费均以人民币计价)."""
+    run = end
+    while run < len(norm) and _cjk(norm[run]):
+        if norm[run] in _CONNECTIVES and run - end <= _LONGER_LABEL:
+            return True
+        run += 1
+    if run - end > _LONGER_LABEL:
+        return False
+    return run >= len(norm) or norm[run].isspace() or norm[run] not in _SENTENCE_MARKS
+
+
 def labelled_fields(texts: Iterable[str], lexicon: Lexicon) -> frozenset[str]:
-    """The fields that a field or period label of ``lexicon`` printed in ``texts`` (a document's lines) names. A
-    field left empty whose label is printed was more often misread than absent (``scorer.empty_kind``)."""
+    """The fields that a field or period label of ``lexicon`` printed as a label in ``texts`` (a document's lines)
+    names (:func:`_introduces`; labels are matched with the line's spaces removed, as OCR splits them). A field
+    left empty whose label is printed was more often misread than absent (``scorer.empty_kind``)."""
     out: set[str] = set()
     for text in texts:
-        comp = "".join(unicodedata.normalize("NFKC", text).split())
+        norm = unicodedata.normalize("NFKC", text)
+        at = [i for i, ch in enumerate(norm) if not ch.isspace()]  # comp's characters in norm
+        comp = "".join(norm[i] for i in at)
         for m in lexicon.pattern.finditer(comp):
             label = lexicon.labels.get(m.group())
-            if label is not None and label.kind in ("field", "period"):
+            if label is not None and label.kind in ("field", "period") and _introduces(norm, at[m.end() - 1] + 1):
                 out.update(k for k in label.fields if k)
     return frozenset(out)
 

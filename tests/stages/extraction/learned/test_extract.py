@@ -6,7 +6,7 @@ from stages.contracts.fields import FIELD_KEYS
 from stages.extraction.learned.assign import RoleCells, Scored
 from stages.extraction.learned.candidates import Candidate
 from stages.extraction.learned.extract import labelled_fields, reading_issues, vacant_p
-from stages.extraction.rules.lexicon import FULL_LEXICON, extend_lexicon, withheld_lexicon
+from stages.extraction.rules.lexicon import FULL_LEXICON, build_lexicon, extend_lexicon, withheld_lexicon
 
 
 def _c(key: str, value: str, line: int, p: float) -> Scored:
@@ -56,3 +56,22 @@ def test_labelled_fields_are_those_a_printed_field_or_period_label_names() -> No
     assert "issue_date" in labelled_fields(["出具日期：2024-01-01"], adapted)
     lexicon = withheld_lexicon(0.99, 1, "x")
     assert len(labelled_fields(texts, lexicon)) < len(got)
+
+
+def test_a_label_mentioned_inside_a_sentence_is_not_printed_as_a_label() -> None:
+    def names(text: str) -> frozenset[str]:
+        return labelled_fields([text], FULL_LEXICON)
+
+    # terms that only mention the premium: it may well be absent from the policy
+    assert "premium" not in names("2. 投保人应按照合同约定按时缴纳保险费，超过宽限期60日仍未缴纳的")
+    assert "premium" not in names("本保险单涉及的保险金额、保险费均以人民币计价。")
+    assert "premium" not in names("第四条 宽限期自保险费约定交纳日起60日")
+    # a label before its value, alone (a header cell or a label above), before leader dots or a connective
+    for text in ("保险费：¥1,200.00", "保 险 费", "保险费  1200元", "保险费......1200", "年交保险费为RMB 62,828.40",
+                 "保险费(元)"):
+        assert "premium" in names(text), text
+    assert "issue_date" in names("签发日期二〇二〇年九月三十日")  # a date read into its label
+    # a longer wording that begins with a known label (投保人证件号 + 码) is still that label
+    shorter = build_lexicon(["投保人证件号码"])
+    assert "policyholder_id_number" in labelled_fields(["投保人证件号码"], shorter)
+    assert "policyholder_id_number" not in labelled_fields(["投保人证件号码的有效期限届满之日"], shorter)
