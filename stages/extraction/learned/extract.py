@@ -100,8 +100,8 @@ def _introduces(norm: str, end: int) -> bool:
     """Whether the label ending at ``end`` of ``norm`` (a line's NFKC text) stands as a label: the label, or a
     longer label word it begins (at most ``_LONGER_LABEL`` more CJK characters: a wording the lexicon holds only
     the start of), ends the text, is followed by a connective, or stands before a space, a colon, leader dots or
-    another non-CJK character that does not end or split a clause. Not a label: a mention inside a sentence (…缴纳保险费，
-    超过宽限期…, 保险金额、保险费均以人民币计价)."""
+    another non-CJK character that does not end or split a clause. Not a label: a mention inside a sentence
+    (…缴纳保险费，超过宽限期…, 保险金额、保险费均以人民币计价)."""
     run = end
     while run < len(norm) and _cjk(norm[run]):
         if norm[run] in _CONNECTIVES and run - end <= _LONGER_LABEL:
