@@ -3,7 +3,6 @@ features (ERNIE-Layout's probabilities among them), the scorer's
 P, the joint assignment; the chosen candidates go to the field assembler with P as their score."""
 from __future__ import annotations
 
-import unicodedata
 from dataclasses import dataclass
 from datetime import date
 from functools import cached_property
@@ -24,6 +23,7 @@ from stages.extraction.rule_decision import rules_decision
 from stages.extraction.rules.extract import RulesDecision
 from stages.extraction.rules.labels import LEARNED_PREFIX
 from stages.extraction.rules.lexicon import FULL_LEXICON, Lexicon
+from stages.extraction.rules.lines import CJK_RE, normalized
 from stages.postprocess.values import ISSUE_AMOUNT_MISMATCH, Normalized
 from stages.recognition.ctc import CharDict
 
@@ -92,10 +92,6 @@ _SENTENCE_MARKS = frozenset(",;、。，；!！?？")  # not ".": leader dots ar
 _LONGER_LABEL = 4  # CJK characters a longer label word may add after a known label (投保人证件号 + 码)
 
 
-def _cjk(ch: str) -> bool:
-    return "\u4e00" <= ch <= "\u9fff"
-
-
 def _introduces(norm: str, end: int) -> bool:
     """Whether the label ending at ``end`` of ``norm`` (a line's NFKC text) stands as a label: the label, or a
     longer label word it begins (at most ``_LONGER_LABEL`` more CJK characters: a wording the lexicon holds only
@@ -103,7 +99,7 @@ def _introduces(norm: str, end: int) -> bool:
     another non-CJK character that does not end or split a clause. Not a label: a mention inside a sentence
     (…缴纳保险费，超过宽限期…, 保险金额、保险费均以人民币计价)."""
     run = end
-    while run < len(norm) and _cjk(norm[run]):
+    while run < len(norm) and CJK_RE.match(norm[run]):
         if norm[run] in _CONNECTIVES and run - end <= _LONGER_LABEL:
             return True
         run += 1
@@ -118,9 +114,7 @@ def labelled_fields(texts: Iterable[str], lexicon: Lexicon) -> frozenset[str]:
     left empty whose label is printed was more often misread than absent (``scorer.empty_kind``)."""
     out: set[str] = set()
     for text in texts:
-        norm = unicodedata.normalize("NFKC", text)
-        at = [i for i, ch in enumerate(norm) if not ch.isspace()]  # comp's characters in norm
-        comp = "".join(norm[i] for i in at)
+        norm, _, comp, at = normalized(text)  # as the rules' text boxes read it
         for m in lexicon.pattern.finditer(comp):
             label = lexicon.labels.get(m.group())
             if label is not None and label.kind in ("field", "period") and _introduces(norm, at[m.end() - 1] + 1):

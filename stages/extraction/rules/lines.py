@@ -50,9 +50,10 @@ def points_of(line: OcrLineLike) -> np.ndarray:
     return np.asarray(line.polygon, dtype=np.float64).reshape(-1, 2)
 
 
-def prepare_line(index: int, line: OcrLineLike, angle: float = 0.0) -> LineBox:
-    """An input line as a :class:`LineBox`, its polygon rotated by ``-angle``."""
-    raw = str(line.text)
+def normalized(raw: str) -> tuple[str, tuple[int, ...], str, tuple[int, ...]]:
+    """``raw`` as NFKC text (character by character) with each character's index in ``raw``, and as compact text
+    (whitespace removed) with each character's index in the NFKC text: a :class:`LineBox`'s ``norm``,
+    ``norm_to_raw``, ``comp`` and ``comp_to_norm``."""
     norm_chars: list[str] = []
     norm_to_raw: list[int] = []
     for i, ch in enumerate(raw):
@@ -61,9 +62,15 @@ def prepare_line(index: int, line: OcrLineLike, angle: float = 0.0) -> LineBox:
             norm_to_raw.append(i)
     norm = "".join(norm_chars)
     comp_to_norm = tuple(i for i, ch in enumerate(norm) if not ch.isspace())
-    comp = "".join(norm[i] for i in comp_to_norm)
+    return norm, tuple(norm_to_raw), "".join(norm[i] for i in comp_to_norm), comp_to_norm
+
+
+def prepare_line(index: int, line: OcrLineLike, angle: float = 0.0) -> LineBox:
+    """An input line as a :class:`LineBox`, its polygon rotated by ``-angle``."""
+    raw = str(line.text)
+    norm, norm_to_raw, comp, comp_to_norm = normalized(raw)
     pts = deskew(points_of(line), angle)
-    return LineBox(index, int(getattr(line, "page", 0) or 0), raw, norm, tuple(norm_to_raw), comp, comp_to_norm,
+    return LineBox(index, int(getattr(line, "page", 0) or 0), raw, norm, norm_to_raw, comp, comp_to_norm,
                    float(pts[:, 0].min()), float(pts[:, 1].min()), float(pts[:, 0].max()), float(pts[:, 1].max()),
                    tuple((index, i) for i in range(len(raw))))
 
