@@ -20,12 +20,14 @@ not share (``own``) and of shared values (``shared``), fitted on the values of i
 (``--capture-prior``; 0: no maps per capture), ``platt`` (with ``--map platt``) Platt scaling of P with an
 offset per page capture, fitted on the same values as the isotonic map, which it replaces where there are
 MIN_PLATT wrong and right values to fit it on (docs/decisions_calibration.md, "Looser maps of the learned P:
-not adopted").
+not adopted"), ``by_kind`` (with ``--kind-prior S``) per field kind and capture the map of shared values of that
+kind, each bin shrunk toward the capture's map by S values (docs/decisions_calibration.md, "Maps of shared values
+per field kind: measured, not adopted").
 
 ``--onto FILE --refit PART [--refit PART]`` writes FILE with those parts refitted on the labels and the rest kept:
 ``platt`` its Platt map; ``own`` its maps of values the rules do not share (``isotonic``, ``weak_reading`` and each
 capture's ``own`` map), which a dev set holds few of; ``shared:CAPTURE`` that capture's map of shared values (fax,
-scan or photo), whose top bins three folders hold too few misreads to fit; ``absent:KIND`` the absent rates of one
+scan or photo), whose top bins three folders hold too few misreads to fit; ``shared:kinds`` the maps per field kind; ``absent:KIND`` the absent rates of one
 kind of empty field (``none_left``, ``free``, ``against_rules``; :data:`ABSENT_PARTS`). So parts can be fitted on
 more sets than the rest (docs/decisions_calibration.md, "Maps of values the rules do not share, and the faxes' shared map, fitted
 on nine dev sets", and "The scans' map of shared values, fitted on nine dev sets, on scans alone")."""
@@ -41,6 +43,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from stages.contracts.fields import FIELD_KEYS
+from stages.extraction.field_specs import FIELDS
 from stages.extraction.evidence import least_sure_read, logit
 from stages.extraction.learned.scorer import FREE, NONE_LEFT, REST, WEAK_READING, ScoreCalibrator, empty_kind
 
@@ -139,6 +142,24 @@ def by_capture(found: Sequence[dict[str, Any]], pooled: Map, strength: float,
     return out
 
 
+def by_kind(shared: Sequence[dict[str, Any]], priors: dict[str, Map], strength: float,
+            groups: Sequence[Sequence[str]] = CAPTURE_GROUPS) -> dict[str, dict[str, Map]]:
+    """Per field kind and page capture, the map of P of shared values of that kind on the captures of the
+    capture's group in ``groups``, each bin shrunk toward the capture's map in ``priors`` by ``strength`` values;
+    none when ``strength`` is 0 or a capture has no prior."""
+    if strength <= 0:
+        return {}
+    out: dict[str, dict[str, Map]] = {}
+    for kind in sorted({FIELDS[s["field"]].kind for s in shared}):
+        of_kind = [s for s in shared if FIELDS[s["field"]].kind == kind]
+        for group in groups:
+            values = [s for s in of_kind if (s.get("capture") or "scan") in group]
+            for c in group:
+                if values and c in priors:
+                    out.setdefault(kind, {})[c] = _map(values, priors[c], strength)
+    return out
+
+
 def fit_platt(found: Sequence[dict[str, Any]]) -> tuple[tuple[float, ...], dict[str, float]]:
     """Logistic regression of correct on [1, logit(P), one indicator per PLATT_CAPTURES] by Newton's method,
     draw-weighted, the capture offsets L2-penalized by PLATT_RIDGE: ((intercept, slope), offset per capture).
@@ -167,7 +188,8 @@ def fit_platt(found: Sequence[dict[str, Any]]) -> tuple[tuple[float, ...], dict[
 def fit_calibration(samples: Sequence[dict[str, Any]], version: str,
                     absent_only: Sequence[dict[str, Any]] = (), value_map: str = "isotonic",
                     capture_prior: float = CAPTURE_PRIOR,
-                    capture_groups: Sequence[Sequence[str]] = CAPTURE_GROUPS) -> ScoreCalibrator:
+                    capture_groups: Sequence[Sequence[str]] = CAPTURE_GROUPS, kind_prior: float = 0.0,
+                    kind_priors: Optional[dict[str, Map]] = None) -> ScoreCalibrator:
     """Samples that record the rules' own decision (``rules_agree``, ``rules_found``) fit the map of P on the
     fields whose value the rules do not share, the ``shared`` map of P on those whose value they share
     (``stages/extraction/learned/confidence.py``), ``null_ok_none_left`` on the fields both left empty with nothing
@@ -176,7 +198,9 @@ def fit_calibration(samples: Sequence[dict[str, Any]], version: str,
     whose empty fields join the absent rates (a document gives few empty fields, a map many values).
     ``value_map``: "platt" fits the Platt map too (:func:`fit_platt`), "isotonic" the isotonic map alone.
     ``capture_prior``: the maps per capture (:func:`by_capture`) with this strength; 0 fits none;
-    ``capture_groups``: the captures that share one map."""
+    ``capture_groups``: the captures that share one map. ``kind_prior``: the maps of shared values per field kind
+    (:func:`by_kind`) with this strength, shrunk toward ``kind_priors`` (per capture; default the capture maps of
+    shared values fitted here); 0 fits none."""
     paired = bool(samples) and all("rules_agree" in s for s in samples)
     found = [s for s in samples if s["found"] and s["score"] is not None and not (paired and s["rules_agree"])]
     weak = [s for s in found if _weak(s)]
@@ -195,6 +219,7 @@ def fit_calibration(samples: Sequence[dict[str, Any]], version: str,
     against = [s for s in for_absent if s["rules_found"]]
     # empty fields with their vacant P recorded: nothing left, free, the rest; each rate fitted on its own
     none_left, free, rest = ([s for s in both if _empty_kind(s) == kind] for kind in (NONE_LEFT, FREE, REST))
+    shared_maps = by_capture(shared, (sx, sy), capture_prior, capture_groups)
     return ScoreCalibrator(tuple(xs), tuple(ys), {k: _absent_share(rest, k) for k in FIELD_KEYS}, 0.5, version,
                            {k: _absent_share(against, k) for k in FIELD_KEYS},
                            null_ok_free={k: _absent_share(free, k) for k in FIELD_KEYS} if free or none_left else {},
@@ -202,7 +227,9 @@ def fit_calibration(samples: Sequence[dict[str, Any]], version: str,
                            null_ok_none_left={k: _absent_share(none_left, k) for k in FIELD_KEYS} if none_left else {},
                            platt=platt, platt_capture=offsets, shared_x=sx, shared_y=sy,
                            own_by_capture=by_capture(found, (xs, ys), capture_prior, capture_groups),
-                           shared_by_capture=by_capture(shared, (sx, sy), capture_prior, capture_groups))
+                           shared_by_capture=shared_maps,
+                           shared_by_kind=by_kind(shared, kind_priors if kind_priors is not None else shared_maps,
+                                                  kind_prior, capture_groups))
 
 
 # the absent rates ``absent:KIND`` refits: of empty fields with nothing left, of free ones, of those the rules found a
@@ -210,7 +237,7 @@ def fit_calibration(samples: Sequence[dict[str, Any]], version: str,
 # of it may change the decisions that the maps were fitted on.
 ABSENT_PARTS = {"absent:none_left": "null_ok_none_left", "absent:free": "null_ok_free",
                 "absent:against_rules": "null_ok_against_rules"}
-REFIT_PARTS = ("platt", "own", "shared:fax", "shared:scan", "shared:photo", *ABSENT_PARTS)
+REFIT_PARTS = ("platt", "own", "shared:fax", "shared:scan", "shared:photo", "shared:kinds", *ABSENT_PARTS)
 
 
 def refitted(base: dict[str, Any], fitted: dict[str, Any], parts: Sequence[str]) -> dict[str, Any]:
@@ -228,9 +255,13 @@ def refitted(base: dict[str, Any], fitted: dict[str, Any], parts: Sequence[str])
         out[ABSENT_PARTS[part]] = fitted[ABSENT_PARTS[part]]
     if "own" in parts:
         out.update(isotonic=fitted["isotonic"], weak_reading=fitted["weak_reading"])
+    if "shared:kinds" in parts:
+        if not fitted.get("by_kind"):
+            raise ValueError("shared:kinds needs --kind-prior above 0 and shared values among the labels")
+        out["by_kind"] = fitted["by_kind"]
     base_maps, new_maps = base.get("by_capture") or {}, fitted.get("by_capture") or {}
     taken = {(c, "own") for c in set(base_maps) | set(new_maps)} if "own" in parts else set()
-    taken |= {(p.split(":", 1)[1], "shared") for p in parts if p.startswith("shared:")}
+    taken |= {(p.split(":", 1)[1], "shared") for p in parts if p.startswith("shared:") and p != "shared:kinds"}
     if taken:
         out["by_capture"] = {}
         for c in sorted(set(base_maps) | set(new_maps)):
@@ -276,13 +307,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--capture-groups", type=capture_groups, default=CAPTURE_GROUPS, metavar="G;G",
                     help="the captures that share a map, groups split by ';', captures by ',' "
                          "(default fax;scan,photo; fax;scan;photo gives each its own)")
+    ap.add_argument("--kind-prior", type=float, default=0.0,
+                    help="fit maps of shared values per field kind, each bin shrunk toward the capture's map of "
+                         "shared values (the --onto file's, where given) by this many values; 0: none")
     ap.add_argument("--onto", type=Path,
                     help="write this calibration file with only the parts named by --refit refitted on the labels "
                          "(the rest, such as its absent rates, is kept)")
     ap.add_argument("--refit", choices=REFIT_PARTS, action="append", default=[],
                     help="with --onto, repeatable: a part refitted, platt (its Platt map; needs --map platt), own (its "
                          "maps of values the rules do not share), shared:CAPTURE (fax, scan or photo: that capture's map "
-                         "of shared values) or absent:KIND (none_left, free or against_rules: the absent rates of that "
+                         "of shared values), shared:kinds (the maps of shared values per field kind; needs --kind-prior) "
+                         "or absent:KIND (none_left, free or against_rules: the absent rates of that "
                          "kind of empty field); default platt with --map platt")
     args = ap.parse_args(argv)
     refit = args.refit or (["platt"] if args.map == "platt" else [])
@@ -299,14 +334,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     samples = [dict(s, weight=draw_weight(label, args.label)) for label in args.label for s in pooled[label]]
     absent_only = [dict(s, weight=draw_weight(label, args.absent_label)) for label in args.absent_label
                    for s in pooled[label]]
-    cal = fit_calibration(samples, args.version, absent_only, args.map, args.capture_prior, args.capture_groups)
+    base = json.loads(args.onto.read_text(encoding="utf-8")) if args.onto else None
+    priors = None
+    if base is not None:  # maps per kind shrink toward the maps the written file keeps
+        priors = ScoreCalibrator.from_json(base, str(args.onto)).shared_by_capture
+    cal = fit_calibration(samples, args.version, absent_only, args.map, args.capture_prior, args.capture_groups,
+                          args.kind_prior, priors)
     found = sum(1 for s in samples if s["found"])
     extra = {"fitted_on": {"reports": [p.name for p in args.report], "labels": args.label, "fields_found": found,
                            "fields": len(samples), "absent_labels": args.absent_label},
              "command": "PYTHONPATH=$PWD python -m models.scorer.calibrate " + " ".join(argv or sys.argv[1:])}
     out = cal.to_json(extra)
-    if args.onto:
-        base = json.loads(args.onto.read_text(encoding="utf-8"))
+    if base is not None:
         extra["onto"] = {k: base.get(k) for k in ("version", "fitted_on", "command", "onto")}
         try:
             out = {**base, "version": args.version, **refitted(base, out, refit), **extra}

@@ -12,6 +12,7 @@ import numpy as np
 
 from stages.contracts.registry import ModelNotFoundError, resolve_weights_dir
 from stages.extraction.evidence import logit, sigmoid
+from stages.extraction.field_specs import FIELDS
 from stages.extraction.learned.features import FEATURE_NAMES, FEATURE_VERSION
 
 MODEL_FILE = "scorer.txt"
@@ -119,6 +120,11 @@ class ScoreCalibrator:
     # shrunk toward the pooled map")
     own_by_capture: Mapping[str, tuple[tuple[float, ...], tuple[float, ...]]] = field(default_factory=dict)
     shared_by_capture: Mapping[str, tuple[tuple[float, ...], tuple[float, ...]]] = field(default_factory=dict)
+    # per field kind (FieldSpec.kind: date, amount, id_number...) and page capture, the map of P for shared values
+    # of that kind, each bin's rate shrunk toward the capture's map; where the file has one, it replaces the
+    # capture's map for the fields of that kind (docs/decisions_calibration.md, "Maps of shared values per field
+    # kind")
+    shared_by_kind: Mapping[str, Mapping[str, tuple[tuple[float, ...], tuple[float, ...]]]] = field(default_factory=dict)
 
     def confidence(self, ev: Any, capture: str = "scan") -> float:
         """P(the value is correct) from its evidence's P (``ev.score``) and the least sure character it is read from
@@ -139,7 +145,9 @@ class ScoreCalibrator:
         """P(the value is correct) of a value the rules' decision shares, from its P (``ev.score``) on a page of this
         ``capture``: the capture's map where the file has one, else the pooled one; None when the file has no map
         for shared values."""
-        xy = self.shared_by_capture.get(capture) or ((self.shared_x, self.shared_y) if self.shared_x else None)
+        spec = FIELDS.get(getattr(ev, "key", None))
+        xy = ((self.shared_by_kind.get(spec.kind) or {}).get(capture) if spec is not None else None) \
+            or self.shared_by_capture.get(capture) or ((self.shared_x, self.shared_y) if self.shared_x else None)
         if xy is None:
             return None
         return min(1.0, max(0.0, float(np.interp(float(ev.score), *xy))))
@@ -182,6 +190,9 @@ class ScoreCalibrator:
                                   for kind, m in (("own", self.own_by_capture), ("shared", self.shared_by_capture))
                                   if c in m}
                               for c in sorted(set(self.own_by_capture) | set(self.shared_by_capture))}}
+        if self.shared_by_kind:
+            out["by_kind"] = {k: {c: {"shared": {"x": list(xy[0]), "y": list(xy[1])}} for c, xy in sorted(m.items())}
+                              for k, m in sorted(self.shared_by_kind.items())}
         out.update(extra or {})
         return out
 
@@ -205,7 +216,9 @@ class ScoreCalibrator:
                    platt=tuple(float(v) for v in (data.get("platt") or {}).get("coef", ())),
                    platt_capture=_rates((data.get("platt") or {}).get("capture")), shared_x=shared_x, shared_y=shared_y,
                    own_by_capture=_by_capture(data.get("by_capture"), "own"),
-                   shared_by_capture=_by_capture(data.get("by_capture"), "shared"))
+                   shared_by_capture=_by_capture(data.get("by_capture"), "shared"),
+                   shared_by_kind={str(k): m for k, v in (data.get("by_kind") or {}).items()
+                                   if (m := _by_capture(v, "shared"))})
 
 
 def platt_map(p: float, coef: tuple[float, ...], offset: float = 0.0) -> float:

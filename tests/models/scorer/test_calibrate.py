@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from types import SimpleNamespace
+from typing import Optional
 
 import numpy as np
 import pytest
@@ -53,8 +54,8 @@ def test_paired_samples_fit_where_the_rules_do_not_agree() -> None:
 
 
 class _Ev:
-    def __init__(self, score: float, rec_min: float):
-        self.score, self.rec_min = score, rec_min
+    def __init__(self, score: float, rec_min: float, key: Optional[str] = "insured_name"):
+        self.score, self.rec_min, self.key = score, rec_min, key
 
 
 def test_shared_values_get_a_map_of_their_own() -> None:
@@ -106,6 +107,47 @@ def test_each_capture_gets_maps_of_its_own_shrunk_toward_the_pooled_maps() -> No
     flat = fit_calibration(samples, "t", capture_prior=0.0)
     assert flat.shared_by_capture == {} and flat.own_by_capture == {}
     assert flat.shared(ev, "fax") == flat.shared(ev, "scan") == pooled
+
+
+def test_each_field_kind_gets_maps_of_shared_values_shrunk_toward_the_capture_maps(tmp_path) -> None:
+    """With ``kind_prior``, shared values of each field kind get a map per capture, each bin shrunk toward that
+    capture's map of shared values: names, wrong more often here, are mapped lower than ID numbers at the same P;
+    a kind with few values stays near the capture's map; ``--onto FILE --refit shared:kinds`` shrinks toward FILE's
+    capture maps and keeps the rest of FILE."""
+    def s(i, field, correct, capture="fax"):
+        return {"doc": f"d{i}", "field": field, "found": True, "correct": correct, "truth_absent": False,
+                "score": 0.9995, "rules_agree": True, "rules_found": True, "evidence": {"rec_min": 0.99},
+                "capture": capture}
+
+    samples = [s(i, "insured_name", i % 10 != 0) for i in range(200)]  # 10 % wrong
+    samples += [s(i, "insured_id_number", True) for i in range(200, 400)]
+    samples += [s(i, "premium", True) for i in range(400, 402)]
+    samples += [s(i, "policy_number", True, "scan") for i in range(402, 602)]
+    flat = fit_calibration(samples, "t", kind_prior=0.0)
+    assert flat.shared_by_kind == {}
+    cal = fit_calibration(samples, "t", kind_prior=20.0)
+    fax = cal.shared(_Ev(0.9995, 0.99, key=None), "fax")  # no field kind: the capture's map
+    name, id_number, amount = (cal.shared(_Ev(0.9995, 0.99, k), "fax")
+                               for k in ("insured_name", "insured_id_number", "premium"))
+    assert name < fax < id_number and abs(amount - fax) < abs(id_number - fax)
+    assert set(cal.shared_by_kind) == {"name", "id_number", "amount", "code"}
+    assert set(cal.shared_by_kind["code"]) == {"scan", "photo"}  # a kind's maps on the captures it was seen on
+    assert cal.shared(_Ev(0.9995, 0.99), "scan") == cal.shared(_Ev(0.9995, 0.99, key=None), "scan")
+    assert ScoreCalibrator.from_json(json.loads(json.dumps(cal.to_json()))) == cal
+    report, base, out = tmp_path / "r.json", tmp_path / "base.json", tmp_path / "out.json"
+    report.write_text(json.dumps({"samples": {"a/learned": samples}}), encoding="utf-8")
+    low = ((0.5, 1.0), (0.5, 0.6))
+    base_cal = replace(flat, shared_by_capture={"scan": low, "photo": low, "fax": low}, null_ok={"premium": 0.3})
+    base.write_text(json.dumps(base_cal.to_json()), encoding="utf-8")
+    assert calibrate_main([str(report), "--label", "a/learned", "--onto", str(base), "--refit", "shared:kinds",
+                           "--kind-prior", "20", "--out", str(out)]) == 0
+    onto = ScoreCalibrator.from_json(json.loads(out.read_text(encoding="utf-8")))
+    assert dict(onto.shared_by_capture) == dict(base_cal.shared_by_capture) and dict(onto.null_ok) == {"premium": 0.3}
+    rate = onto.shared(_Ev(0.9995, 0.99, "premium"), "fax")  # 2 right values shrunk toward 0.6 by 20
+    assert rate == round((2 + 20 * float(np.interp(0.9995, *low))) / 22, 6)
+    with pytest.raises(SystemExit):  # no kind maps without a strength
+        calibrate_main([str(report), "--label", "a/learned", "--onto", str(base), "--refit", "shared:kinds",
+                        "--out", str(out)])
 
 
 def test_capture_groups_decide_which_captures_share_a_map(tmp_path) -> None:
