@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 Ref = tuple[int, int, int]  # (page, line index, char index) of each character of the value
 MISSING_PROB = 1e-4  # per-frame probability of a class the line did not store (it never reached keep_min_prob)
 LEXICON_MAX_RATIO = 1e3
+MAX_NAME_FOR_LOST_SURNAME = 3  # a surname is looked for before names of at most this many characters (given ≤ 3)
 _CJK = ("\u4e00", "\u9fff")
 
 
@@ -91,7 +92,10 @@ def _is_cjk(ch: str) -> bool:
 
 def reread_surname(text: str, refs: Sequence[Ref], lines: Sequence[Sequence[TextLine]],
                    chars: CharDict) -> Optional[tuple[Edit, ...]]:
-    """The edit that gives a personal name a likelier surname, or None to keep it as read."""
+    """The edit that gives a personal name a likelier surname, or None to keep it as read: where the read first
+    character is no common surname, each listed surname the frames hold, in its place or before it, by
+    log P(frames | reading) + the name's coarse prior (its surname, the length of its given name and
+    :data:`surnames.LOG_GIVEN_CHAR` per given-name character) against the name as read."""
     if not 2 <= len(text) <= 4 or not all(_is_cjk(ch) for ch in text):
         return None
     surname, _ = surnames.split_surname(text)
@@ -105,17 +109,24 @@ def reread_surname(text: str, refs: Sequence[Ref], lines: Sequence[Sequence[Text
     compound = _reread_compound(text, refs, lines, chars, seen)
     if compound is not None or surname in surnames.COMMON:
         return compound
-    base = surnames.log_prior(surname)
+    given = len(text) - 1
+    read = surnames.log_name_prior(surname, given) + given * surnames.LOG_GIVEN_CHAR
     best: tuple[float, Optional[str]] = (0.0, None)
     for alt in sorted(seen & surnames.listed()):
         if len(alt) != 1 or alt == surname:
             continue
-        ratio = edits_log_ratio(refs, ((0, alt),), lines, chars)
-        if ratio is None:
-            return None
-        gain = ratio + surnames.log_prior(alt) - base
-        if gain > best[0]:
-            best = (gain, alt)
+        # the read first character misread for the surname (昊帆瑞 → 吴帆瑞), or the surname lost before it and the
+        # read character the given name's first (杰刚 → 雷杰刚: the recognizer's frames hold 雷 before 杰)
+        options = [(alt, surnames.log_name_prior(alt, given) + given * surnames.LOG_GIVEN_CHAR)]
+        if len(text) <= MAX_NAME_FOR_LOST_SURNAME:
+            options.append((alt + text[0], surnames.log_name_prior(alt, given + 1) + (given + 1) * surnames.LOG_GIVEN_CHAR))
+        for new, prior in options:
+            ratio = edits_log_ratio(refs, ((0, new),), lines, chars)
+            if ratio is None:
+                return None
+            gain = ratio + prior - read
+            if gain > best[0]:
+                best = (gain, new)
     return ((0, best[1]),) if best[1] is not None else None
 
 

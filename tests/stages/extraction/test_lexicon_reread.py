@@ -2,9 +2,11 @@
 from dataclasses import replace
 from datetime import date
 
+import numpy as np
 import pytest
 
 from stages.contracts.registry import resolve_model
+from stages.contracts.types import FrameProbs
 from stages.extraction.assemble import FieldAssembler
 from stages.extraction.decisions import Proposal
 from stages.extraction.lexicon_reread import apply_edits, reread
@@ -31,6 +33,29 @@ def test_a_non_surname_becomes_the_surname_the_recognizer_hesitated_over(chars):
 def test_a_surname_the_recognizer_barely_saw_is_not_forced(chars):
     line = _line(chars, "昊帆瑞", {0: ("吴", 1e-5)})
     assert reread("policyholder_name", "昊帆瑞", _refs("昊帆瑞"), [[line]], chars) is None
+
+
+def _lost_before(chars: CharDict, text: str, at: int, lost: str, p_lost: float):
+    """``_line`` of ``text`` with ``lost`` at probability ``p_lost`` in the blank frame after character ``at - 1``:
+    a character the best path dropped before character ``at``."""
+    line = _line(chars, text, {})
+    cls = int(chars.encode_charset(lost)[0])
+    full = np.full((line.frame_probs.probs.shape[0], chars.num_classes), 1e-7, np.float32)
+    full[:, line.frame_probs.columns] = line.frame_probs.probs
+    full[2 * at - 1, cls], full[2 * at - 1, 0] = p_lost, 1 - p_lost
+    full /= full.sum(axis=1, keepdims=True)
+    cols = np.unique(np.concatenate([line.frame_probs.columns, [cls]])).astype(np.int32)
+    return replace(line, frame_probs=FrameProbs(cols, full[:, cols]))
+
+
+def test_a_surname_the_recognizer_dropped_before_the_name_is_put_back(chars):
+    # 杰 is no common surname; the frames between the colon and 杰 hold 雷, which the best path dropped
+    line = _lost_before(chars, "名：杰刚", 2, "雷", 0.45)
+    refs = ((0, 0, 2), (0, 0, 3))
+    assert reread("policyholder_name", "杰刚", refs, [[line]], chars) == ("雷杰刚", ((0, 0, 2), (0, 0, 2), (0, 0, 3)))
+    # the same frames with 雷 barely there: the name stays as read (its unknown surname is flagged elsewhere)
+    line = _lost_before(chars, "名：杰刚", 2, "雷", 1e-6)
+    assert reread("policyholder_name", "杰刚", refs, [[line]], chars) is None
 
 
 def test_common_and_compound_surnames_stay(chars):
