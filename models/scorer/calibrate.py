@@ -27,9 +27,9 @@ per field kind: measured, not adopted").
 ``--onto FILE --refit PART [--refit PART]`` writes FILE with those parts refitted on the labels and the rest kept:
 ``platt`` its Platt map; ``own`` its maps of values the rules do not share (``isotonic``, ``weak_reading`` and each
 capture's ``own`` map), which a dev set holds few of; ``shared:CAPTURE`` that capture's map of shared values (fax,
-scan or photo), whose top bins three folders hold too few misreads to fit; ``shared:kinds`` the maps per field kind; ``absent:KIND`` the absent rates of one
-kind of empty field (``none_left``, ``free``, ``against_rules``; :data:`ABSENT_PARTS`). So parts can be fitted on
-more sets than the rest (docs/decisions_calibration.md, "Maps of values the rules do not share, and the faxes' shared map, fitted
+scan or photo), whose top bins three folders hold too few misreads to fit; ``shared:kinds`` the maps per field
+kind; ``absent:KIND`` the absent rates of one kind of empty field (``none_left``, ``free``, ``against_rules``;
+:data:`ABSENT_PARTS`). So parts can be fitted on more sets than the rest (docs/decisions_calibration.md, "Maps of values the rules do not share, and the faxes' shared map, fitted
 on nine dev sets", and "The scans' map of shared values, fitted on nine dev sets, on scans alone")."""
 from __future__ import annotations
 

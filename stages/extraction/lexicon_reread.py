@@ -90,6 +90,12 @@ def _is_cjk(ch: str) -> bool:
     return _CJK[0] <= ch <= _CJK[1]
 
 
+def _name_prior(surname: str, given: int) -> float:
+    """A name's coarse log-prior: its shape (surnames.log_name_prior) and :data:`surnames.LOG_GIVEN_CHAR` for
+    each of its ``given`` given-name characters."""
+    return surnames.log_name_prior(surname, given) + given * surnames.LOG_GIVEN_CHAR
+
+
 def reread_surname(text: str, refs: Sequence[Ref], lines: Sequence[Sequence[TextLine]],
                    chars: CharDict) -> Optional[tuple[Edit, ...]]:
     """The edit that gives a personal name a likelier surname, or None to keep it as read: where the read first
@@ -110,16 +116,16 @@ def reread_surname(text: str, refs: Sequence[Ref], lines: Sequence[Sequence[Text
     if compound is not None or surname in surnames.COMMON:
         return compound
     given = len(text) - 1
-    read = surnames.log_name_prior(surname, given) + given * surnames.LOG_GIVEN_CHAR
+    read = _name_prior(surname, given)
     best: tuple[float, Optional[str]] = (0.0, None)
     for alt in sorted(seen & surnames.listed()):
         if len(alt) != 1 or alt == surname:
             continue
         # the read first character misread for the surname (昊帆瑞 → 吴帆瑞), or the surname lost before it and the
         # read character the given name's first (杰刚 → 雷杰刚: the recognizer's frames hold 雷 before 杰)
-        options = [(alt, surnames.log_name_prior(alt, given) + given * surnames.LOG_GIVEN_CHAR)]
+        options = [(alt, _name_prior(alt, given))]
         if len(text) <= MAX_NAME_FOR_LOST_SURNAME:
-            options.append((alt + text[0], surnames.log_name_prior(alt, given + 1) + (given + 1) * surnames.LOG_GIVEN_CHAR))
+            options.append((alt + text[0], _name_prior(alt, given + 1)))
         for new, prior in options:
             ratio = edits_log_ratio(refs, ((0, new),), lines, chars)
             if ratio is None:
