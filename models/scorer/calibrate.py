@@ -28,8 +28,8 @@ per field kind: measured, not adopted").
 ``platt`` its Platt map; ``own`` its maps of values the rules do not share (``isotonic``, ``weak_reading`` and each
 capture's ``own`` map), which a dev set holds few of; ``shared:CAPTURE`` that capture's map of shared values (fax,
 scan or photo), whose top bins three folders hold too few misreads to fit; ``shared:kinds`` the maps per field
-kind; ``absent:KIND`` the absent rates of one kind of empty field (``none_left``, ``free``, ``against_rules``;
-:data:`ABSENT_PARTS`). So parts can be fitted on more sets than the rest (docs/decisions_calibration.md, "Maps of values the rules do not share, and the faxes' shared map, fitted
+kind; ``absent:KIND`` the absent rates of one kind of empty field (``none_left``, ``free``, ``rest``,
+``against_rules``; :data:`ABSENT_PARTS`; a file fitted at another VACANT_FREE needs ``free`` and ``rest`` both). So parts can be fitted on more sets than the rest (docs/decisions_calibration.md, "Maps of values the rules do not share, and the faxes' shared map, fitted
 on nine dev sets", and "The scans' map of shared values, fitted on nine dev sets, on scans alone")."""
 from __future__ import annotations
 
@@ -45,6 +45,7 @@ import numpy as np
 from stages.contracts.fields import FIELD_KEYS
 from stages.extraction.field_specs import FIELDS
 from stages.extraction.evidence import least_sure_read, logit
+from stages.extraction.learned.assign import RARELY_ABSENT
 from stages.extraction.learned.scorer import FREE, NONE_LEFT, REST, WEAK_READING, ScoreCalibrator, empty_kind
 
 log = logging.getLogger("models.scorer.calibrate")
@@ -81,9 +82,24 @@ def _w(sample: dict[str, Any]) -> float:
     return float(sample.get("weight", 1.0))
 
 
-def _absent_share(samples: Sequence[dict[str, Any]], key: str) -> float:
+def _absent_share(samples: Sequence[dict[str, Any]], key: str, prior: float = 0.5, strength: float = 2.0) -> float:
+    """The weighted share of ``key``'s empty fields among ``samples`` that were really absent, smoothed toward
+    ``prior`` by ``strength`` values (add-one by default)."""
     empty = [s for s in samples if s["field"] == key and not s["found"]]
-    return round((sum(_w(s) for s in empty if s["truth_absent"]) + 1) / (sum(_w(s) for s in empty) + 2), 6)
+    absent = sum(_w(s) for s in empty if s["truth_absent"])
+    return round((absent + strength * prior) / (sum(_w(s) for s in empty) + strength), 6)
+
+
+def _pooled_shares(samples: Sequence[dict[str, Any]], carried: set[str], strength: float) -> dict[str, float]:
+    """Per field, the absent share of one kind of empty field (nothing left, free): for the fields the assignment
+    does not carry, smoothed toward the share pooled over those fields by ``strength`` values (the kind's evidence
+    of an absence does not depend on the field); add-one for the carried ones (almost always printed)."""
+    pool = [s for s in samples if s["field"] not in carried and not s["found"]]
+    weight = sum(_w(s) for s in pool)
+    pooled = (sum(_w(s) for s in pool if s["truth_absent"]) + 1) / (weight + 2)
+    return {k: _absent_share(samples, k) if k in carried or strength <= 0 else _absent_share(samples, k, pooled,
+                                                                                             strength)
+            for k in FIELD_KEYS}
 
 
 Map = tuple[tuple[float, ...], tuple[float, ...]]
@@ -189,7 +205,7 @@ def fit_calibration(samples: Sequence[dict[str, Any]], version: str,
                     absent_only: Sequence[dict[str, Any]] = (), value_map: str = "isotonic",
                     capture_prior: float = CAPTURE_PRIOR,
                     capture_groups: Sequence[Sequence[str]] = CAPTURE_GROUPS, kind_prior: float = 0.0,
-                    kind_priors: Optional[dict[str, Map]] = None) -> ScoreCalibrator:
+                    kind_priors: Optional[dict[str, Map]] = None, absent_prior: float = 0.0) -> ScoreCalibrator:
     """Samples that record the rules' own decision (``rules_agree``, ``rules_found``) fit the map of P on the
     fields whose value the rules do not share, the ``shared`` map of P on those whose value they share
     (``stages/extraction/learned/confidence.py``), ``null_ok_none_left`` on the fields both left empty with nothing
@@ -220,11 +236,13 @@ def fit_calibration(samples: Sequence[dict[str, Any]], version: str,
     # empty fields with their vacant P recorded: nothing left, free, the rest; each rate fitted on its own
     none_left, free, rest = ([s for s in both if _empty_kind(s) == kind] for kind in (NONE_LEFT, FREE, REST))
     shared_maps = by_capture(shared, (sx, sy), capture_prior, capture_groups)
-    return ScoreCalibrator(tuple(xs), tuple(ys), {k: _absent_share(rest, k) for k in FIELD_KEYS}, 0.5, version,
+    null_ok = {k: _absent_share(rest, k) for k in FIELD_KEYS}
+    carried = {k for k, rate in null_ok.items() if rate < RARELY_ABSENT}
+    return ScoreCalibrator(tuple(xs), tuple(ys), null_ok, 0.5, version,
                            {k: _absent_share(against, k) for k in FIELD_KEYS},
-                           null_ok_free={k: _absent_share(free, k) for k in FIELD_KEYS} if free or none_left else {},
+                           null_ok_free=_pooled_shares(free, carried, absent_prior) if free or none_left else {},
                            weak_x=wx, weak_y=wy,
-                           null_ok_none_left={k: _absent_share(none_left, k) for k in FIELD_KEYS} if none_left else {},
+                           null_ok_none_left=_pooled_shares(none_left, carried, absent_prior) if none_left else {},
                            platt=platt, platt_capture=offsets, shared_x=sx, shared_y=sy,
                            own_by_capture=by_capture(found, (xs, ys), capture_prior, capture_groups),
                            shared_by_capture=shared_maps,
@@ -232,11 +250,14 @@ def fit_calibration(samples: Sequence[dict[str, Any]], version: str,
                                                   kind_prior, capture_groups))
 
 
-# the absent rates ``absent:KIND`` refits: of empty fields with nothing left, of free ones, of those the rules found a
-# value for. ``null_ok`` is no part: it also chooses which fields the assignment carries (RARELY_ABSENT), so a refit
-# of it may change the decisions that the maps were fitted on.
-ABSENT_PARTS = {"absent:none_left": "null_ok_none_left", "absent:free": "null_ok_free",
+# the absent rates ``absent:KIND`` refits: of empty fields with nothing left, of free ones, of the rest, of those the
+# rules found a value for. The rest's rates (``null_ok``) also choose which fields the assignment carries (those
+# under RARELY_ABSENT): a refit keeps the carried fields' rates (an empty one goes to review at any of them) and
+# refuses to add a field to them, which would change the decisions the file was fitted on.
+ABSENT_PARTS = {"absent:none_left": "null_ok_none_left", "absent:free": "null_ok_free", "absent:rest": "null_ok",
                 "absent:against_rules": "null_ok_against_rules"}
+# the parts whose empty fields the threshold VACANT_FREE sorts: a file fitted at another threshold needs both
+BY_VACANT_FREE = ("absent:free", "absent:rest")
 REFIT_PARTS = ("platt", "own", "shared:fax", "shared:scan", "shared:photo", "shared:kinds", *ABSENT_PARTS)
 
 
@@ -253,6 +274,19 @@ def refitted(base: dict[str, Any], fitted: dict[str, Any], parts: Sequence[str])
         if not fitted.get(ABSENT_PARTS[part]):
             raise ValueError(f"the labels hold no empty fields to refit {part} from")
         out[ABSENT_PARTS[part]] = fitted[ABSENT_PARTS[part]]
+    if base.get("vacant_free") != fitted.get("vacant_free"):
+        if not all(p in parts for p in BY_VACANT_FREE):
+            raise ValueError(f"the file's free and other absent rates were fitted at vacant P {base.get('vacant_free')}"
+                             f", not {fitted.get('vacant_free')}: refit both ({', '.join(BY_VACANT_FREE)})")
+        out["vacant_free"] = fitted["vacant_free"]
+    if "absent:rest" in parts:  # the carried fields keep their rates: any below RARELY_ABSENT routes alike
+        kept = base.get("null_ok") or {}
+        carried = {k for k, rate in kept.items() if rate < RARELY_ABSENT}
+        added = sorted(k for k, rate in fitted["null_ok"].items() if rate < RARELY_ABSENT and k not in carried)
+        if added:
+            raise ValueError(f"refitting absent:rest would have the assignment carry {added} too, which changes the "
+                             "decisions the file was fitted on; fit it anew")
+        out["null_ok"] = {k: kept[k] if k in carried else rate for k, rate in fitted["null_ok"].items()}
     if "own" in parts:
         out.update(isotonic=fitted["isotonic"], weak_reading=fitted["weak_reading"])
     if "shared:kinds" in parts:
@@ -310,6 +344,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--kind-prior", type=float, default=0.0,
                     help="fit maps of shared values per field kind, each bin shrunk toward the capture's map of "
                          "shared values (the --onto file's, where given) by this many values; 0: none")
+    ap.add_argument("--absent-prior", type=float, default=0.0,
+                    help="smooth the absent rates of empty fields with nothing or only candidates under VACANT_FREE "
+                         "left toward their kind's rate pooled over the fields the assignment does not carry, by "
+                         "this many values; 0: add-one per field")
     ap.add_argument("--onto", type=Path,
                     help="write this calibration file with only the parts named by --refit refitted on the labels "
                          "(the rest, such as its absent rates, is kept)")
@@ -317,8 +355,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     help="with --onto, repeatable: a part refitted, platt (its Platt map; needs --map platt), own (its "
                          "maps of values the rules do not share), shared:CAPTURE (fax, scan or photo: that capture's map "
                          "of shared values), shared:kinds (the maps of shared values per field kind; needs --kind-prior) "
-                         "or absent:KIND (none_left, free or against_rules: the absent rates of that "
-                         "kind of empty field); default platt with --map platt")
+                         "or absent:KIND (none_left, free, rest or against_rules: the absent rates of "
+                         "that kind of empty field); default platt with --map platt")
     args = ap.parse_args(argv)
     refit = args.refit or (["platt"] if args.map == "platt" else [])
     if args.refit and not args.onto:
@@ -336,10 +374,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                    for s in pooled[label]]
     base = json.loads(args.onto.read_text(encoding="utf-8")) if args.onto else None
     priors = None
-    if base is not None:  # maps per kind shrink toward the maps the written file keeps
+    if base is not None and args.kind_prior > 0:  # maps per kind shrink toward the maps the written file keeps
         priors = ScoreCalibrator.from_json(base, str(args.onto)).shared_by_capture
     cal = fit_calibration(samples, args.version, absent_only, args.map, args.capture_prior, args.capture_groups,
-                          args.kind_prior, priors)
+                          args.kind_prior, priors, args.absent_prior)
     found = sum(1 for s in samples if s["found"])
     extra = {"fitted_on": {"reports": [p.name for p in args.report], "labels": args.label, "fields_found": found,
                            "fields": len(samples), "absent_labels": args.absent_label},

@@ -196,7 +196,7 @@ def test_empty_fields_with_nothing_or_something_left_get_their_own_absent_rates(
     assert cal.absent_given("beneficiary_name", 0.0, "fax") == round(5 / 12, 6)
     assert ScoreCalibrator.from_json(cal.to_json()) == cal
     with pytest.raises(ValueError, match="refit"):  # rates fitted at another threshold are not applied
-        ScoreCalibrator.from_json({**cal.to_json(), "vacant_free": 0.01})
+        ScoreCalibrator.from_json({**cal.to_json(), "vacant_free": 0.001})
 
 
 def test_a_file_without_nothing_left_rates_keeps_the_free_rate_for_them() -> None:
@@ -400,3 +400,61 @@ def test_onto_refit_absent_none_left_replaces_only_the_rates_of_fields_with_noth
     with pytest.raises(SystemExit):  # no empty field among the labels: nothing to refit the rates from
         calibrate_main([str(report), "--label", "a/learned", "--onto", str(base), "--refit", "absent:none_left",
                         "--out", str(out)])
+
+
+def test_onto_refit_absent_rest_keeps_the_carried_fields_rates_and_needs_free_at_a_new_threshold(tmp_path) -> None:
+    """``--refit absent:rest`` takes the other empty fields' rates from the new fit but keeps those of the fields
+    the assignment carries (under RARELY_ABSENT), and refuses a fit that would carry one more; a file whose free
+    rates were fitted at another VACANT_FREE takes new free and rest rates together, or none."""
+    def empty(i, field, absent, vacant):
+        return {"doc": f"d{i}", "field": field, "found": False, "correct": absent, "truth_absent": absent,
+                "score": None, "vacant": vacant, "document_capture": "scan", "rules_agree": False,
+                "rules_found": False}
+    found = [{"doc": f"v{i}", "field": "premium", "found": True, "correct": True, "truth_absent": False,
+              "score": 0.99, "capture": "scan", "evidence": {"rec_min": 0.99}, "rules_agree": False,
+              "rules_found": True} for i in range(40)]
+    rest = [empty(i, "issue_date", i % 4 != 0, 0.5) for i in range(20)]  # 15 of 20 absent
+    rest += [empty(i, "policy_number", i % 2 == 0, 0.5) for i in range(20, 30)]  # 5 of 10: above RARELY_ABSENT
+    free = [empty(i, "issue_date", True, 0.0005) for i in range(30, 40)]
+    report, base, out = tmp_path / "r.json", tmp_path / "base.json", tmp_path / "out.json"
+    report.write_text(json.dumps({"samples": {"a/learned": found + rest + free}}), encoding="utf-8")
+    base_cal = replace(fit_calibration(found + free, "old"), null_ok={"issue_date": 0.3, "policy_number": 0.1})
+    base.write_text(json.dumps(base_cal.to_json()), encoding="utf-8")
+    assert calibrate_main([str(report), "--label", "a/learned", "--onto", str(base), "--refit", "absent:rest",
+                           "--out", str(out)]) == 0
+    cal = ScoreCalibrator.from_json(json.loads(out.read_text(encoding="utf-8")))
+    assert cal.null_ok["issue_date"] == pytest.approx(16 / 22)  # add-one smoothed
+    assert cal.null_ok["policy_number"] == 0.1  # carried: kept
+    assert dict(cal.null_ok_free) == dict(base_cal.null_ok_free)
+    carried_more = [empty(i, "insurer", False, 0.5) for i in range(40, 50)]
+    report.write_text(json.dumps({"samples": {"a/learned": found + rest + free + carried_more}}), encoding="utf-8")
+    with pytest.raises(SystemExit):  # insurer's rate would fall under RARELY_ABSENT
+        calibrate_main([str(report), "--label", "a/learned", "--onto", str(base), "--refit", "absent:rest",
+                        "--out", str(out)])
+    report.write_text(json.dumps({"samples": {"a/learned": found + rest + free}}), encoding="utf-8")
+    base.write_text(json.dumps({**base_cal.to_json(), "vacant_free": 0.001}), encoding="utf-8")
+    with pytest.raises(SystemExit):  # fitted at another threshold: free and rest together
+        calibrate_main([str(report), "--label", "a/learned", "--onto", str(base), "--refit", "absent:rest",
+                        "--out", str(out)])
+    assert calibrate_main([str(report), "--label", "a/learned", "--onto", str(base), "--refit", "absent:rest",
+                           "--refit", "absent:free", "--out", str(out)]) == 0
+    assert ScoreCalibrator.from_json(json.loads(out.read_text(encoding="utf-8"))).null_ok_free["issue_date"] == \
+        pytest.approx(11 / 12)
+
+
+def test_absent_prior_smooths_free_rates_toward_the_kind_pooled_over_fields_not_carried() -> None:
+    """``absent_prior``: a free (or nothing-left) empty field's rate is smoothed toward the share of its kind pooled
+    over the fields the assignment does not carry, not toward one half; a carried field keeps add-one."""
+    def empty(i, field, absent, vacant):
+        return {"doc": f"d{i}", "field": field, "found": False, "correct": absent, "truth_absent": absent,
+                "score": None, "vacant": vacant, "document_capture": "scan", "rules_agree": False,
+                "rules_found": False}
+    rest = [empty(i, "policy_number", False, 0.5) for i in range(10)]  # carried: rate 1 / 12
+    free = [empty(i, "issue_date", True, 0.0005) for i in range(10, 14)]
+    free += [empty(i, "premium", True, 0.0005) for i in range(14, 50)]
+    free += [empty(i, "policy_number", True, 0.0005) for i in range(50, 52)]
+    plain, pooled = (fit_calibration(rest + free, "t", absent_prior=p) for p in (0.0, 2.0))
+    assert plain.null_ok_free["issue_date"] == round(5 / 6, 6)  # add-one: 4 of 4
+    share = 41 / 42  # 40 of 40 over issue_date and premium, add-one
+    assert pooled.null_ok_free["issue_date"] == round((4 + 2 * share) / 6, 6) > plain.null_ok_free["issue_date"]
+    assert pooled.null_ok_free["policy_number"] == plain.null_ok_free["policy_number"] == 0.75
