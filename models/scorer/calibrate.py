@@ -29,8 +29,10 @@ per field kind: measured, not adopted").
 capture's ``own`` map), which a dev set holds few of; ``shared:CAPTURE`` that capture's map of shared values (fax,
 scan or photo), whose top bins three folders hold too few misreads to fit; ``shared:kinds`` the maps per field
 kind; ``absent:KIND`` the absent rates of one kind of empty field (``none_left``, ``free``, ``rest``,
-``against_rules``; :data:`ABSENT_PARTS`; a file fitted at another VACANT_FREE needs ``free`` and ``rest`` both). So parts can be fitted on more sets than the rest (docs/decisions_calibration.md, "Maps of values the rules do not share, and the faxes' shared map, fitted
-on nine dev sets", and "The scans' map of shared values, fitted on nine dev sets, on scans alone")."""
+``against_rules``; :data:`ABSENT_PARTS`; a file fitted at another VACANT_FREE needs ``free`` and ``rest`` both). So
+parts can be fitted on more sets than the rest (docs/decisions_calibration.md, "Maps of values the rules do not
+share, and the faxes' shared map, fitted on nine dev sets", and "The scans' map of shared values, fitted on nine dev
+sets, on scans alone")."""
 from __future__ import annotations
 
 import argparse
@@ -274,10 +276,11 @@ def refitted(base: dict[str, Any], fitted: dict[str, Any], parts: Sequence[str])
         if not fitted.get(ABSENT_PARTS[part]):
             raise ValueError(f"the labels hold no empty fields to refit {part} from")
         out[ABSENT_PARTS[part]] = fitted[ABSENT_PARTS[part]]
-    if base.get("vacant_free") != fitted.get("vacant_free"):
-        if not all(p in parts for p in BY_VACANT_FREE):
-            raise ValueError(f"the file's free and other absent rates were fitted at vacant P {base.get('vacant_free')}"
-                             f", not {fitted.get('vacant_free')}: refit both ({', '.join(BY_VACANT_FREE)})")
+    stale = bool(base.get("null_ok_free")) and base.get("vacant_free") != fitted.get("vacant_free")
+    if stale and not all(p in parts for p in BY_VACANT_FREE):
+        raise ValueError(f"the file's free and other absent rates were fitted at vacant P {base.get('vacant_free')}, "
+                         f"not {fitted.get('vacant_free')}: refit both ({', '.join(BY_VACANT_FREE)})")
+    if any(p in parts for p in BY_VACANT_FREE):
         out["vacant_free"] = fitted["vacant_free"]
     if "absent:rest" in parts:  # the carried fields keep their rates: any below RARELY_ABSENT routes alike
         kept = base.get("null_ok") or {}
