@@ -48,7 +48,8 @@ from stages.contracts.fields import FIELD_KEYS
 from stages.extraction.field_specs import FIELDS
 from stages.extraction.evidence import least_sure_read, logit
 from stages.extraction.learned.assign import RARELY_ABSENT
-from stages.extraction.learned.scorer import FREE, NONE_LEFT, REST, WEAK_READING, ScoreCalibrator, empty_kind
+from stages.extraction.learned.scorer import (FREE, NONE_LEFT, REST, WEAK_READING, ScoreCalibrator, empty_kind,
+                                              rarely_absent)
 
 log = logging.getLogger("models.scorer.calibrate")
 
@@ -84,23 +85,27 @@ def _w(sample: dict[str, Any]) -> float:
     return float(sample.get("weight", 1.0))
 
 
-def _absent_share(samples: Sequence[dict[str, Any]], key: str, prior: float = 0.5, strength: float = 2.0) -> float:
-    """The weighted share of ``key``'s empty fields among ``samples`` that were really absent, smoothed toward
-    ``prior`` by ``strength`` values (add-one by default)."""
-    empty = [s for s in samples if s["field"] == key and not s["found"]]
+def _smoothed_share(empty: Sequence[dict[str, Any]], prior: float = 0.5, strength: float = 2.0) -> float:
+    """The weighted share of the ``empty`` fields that were really absent, smoothed toward ``prior`` by ``strength``
+    values (add-one by default)."""
     absent = sum(_w(s) for s in empty if s["truth_absent"])
-    return round((absent + strength * prior) / (sum(_w(s) for s in empty) + strength), 6)
+    return (absent + strength * prior) / (sum(_w(s) for s in empty) + strength)
 
 
-def _pooled_shares(samples: Sequence[dict[str, Any]], carried: set[str], strength: float) -> dict[str, float]:
+def _absent_share(samples: Sequence[dict[str, Any]], key: str, prior: float = 0.5, strength: float = 2.0) -> float:
+    """:func:`_smoothed_share` of ``key``'s empty fields among ``samples``."""
+    return round(_smoothed_share([s for s in samples if s["field"] == key and not s["found"]], prior, strength), 6)
+
+
+def _pooled_shares(samples: Sequence[dict[str, Any]], carried: frozenset[str], strength: float) -> dict[str, float]:
     """Per field, the absent share of one kind of empty field (nothing left, free): for the fields the assignment
     does not carry, smoothed toward the share pooled over those fields by ``strength`` values (the kind's evidence
-    of an absence does not depend on the field); add-one for the carried ones (almost always printed)."""
-    pool = [s for s in samples if s["field"] not in carried and not s["found"]]
-    weight = sum(_w(s) for s in pool)
-    pooled = (sum(_w(s) for s in pool if s["truth_absent"]) + 1) / (weight + 2)
-    return {k: _absent_share(samples, k) if k in carried or strength <= 0 else _absent_share(samples, k, pooled,
-                                                                                             strength)
+    of an absence does not depend on the field); add-one for the carried ones (almost always printed) and for every
+    field when ``strength`` is 0."""
+    if strength <= 0:
+        return {k: _absent_share(samples, k) for k in FIELD_KEYS}
+    pooled = _smoothed_share([s for s in samples if s["field"] not in carried and not s["found"]])
+    return {k: _absent_share(samples, k) if k in carried else _absent_share(samples, k, pooled, strength)
             for k in FIELD_KEYS}
 
 
@@ -239,7 +244,7 @@ def fit_calibration(samples: Sequence[dict[str, Any]], version: str,
     none_left, free, rest = ([s for s in both if _empty_kind(s) == kind] for kind in (NONE_LEFT, FREE, REST))
     shared_maps = by_capture(shared, (sx, sy), capture_prior, capture_groups)
     null_ok = {k: _absent_share(rest, k) for k in FIELD_KEYS}
-    carried = {k for k, rate in null_ok.items() if rate < RARELY_ABSENT}
+    carried = rarely_absent(null_ok, RARELY_ABSENT)
     return ScoreCalibrator(tuple(xs), tuple(ys), null_ok, 0.5, version,
                            {k: _absent_share(against, k) for k in FIELD_KEYS},
                            null_ok_free=_pooled_shares(free, carried, absent_prior) if free or none_left else {},
@@ -284,8 +289,8 @@ def refitted(base: dict[str, Any], fitted: dict[str, Any], parts: Sequence[str])
         out["vacant_free"] = fitted["vacant_free"]
     if "absent:rest" in parts:  # the carried fields keep their rates: any below RARELY_ABSENT routes alike
         kept = base.get("null_ok") or {}
-        carried = {k for k, rate in kept.items() if rate < RARELY_ABSENT}
-        added = sorted(k for k, rate in fitted["null_ok"].items() if rate < RARELY_ABSENT and k not in carried)
+        carried = rarely_absent(kept, RARELY_ABSENT)
+        added = sorted(rarely_absent(fitted["null_ok"], RARELY_ABSENT) - carried)
         if added:
             raise ValueError(f"refitting absent:rest would have the assignment carry {added} too, which changes the "
                              "decisions the file was fitted on; fit it anew")

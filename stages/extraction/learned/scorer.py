@@ -171,7 +171,7 @@ class ScoreCalibrator:
 
     def rarely_absent(self, limit: float) -> frozenset[str]:
         """The fields whose empty outputs were really absent at a fitted rate below ``limit`` (``null_ok``)."""
-        return frozenset(k for k, rate in self.null_ok.items() if rate < limit)
+        return rarely_absent(self.null_ok, limit)
 
     def absent_ok_against_rules(self, key: str) -> float:
         """P(really absent | the decision left the field empty though the rules' own decision found a value)."""
@@ -221,6 +221,12 @@ class ScoreCalibrator:
                    shared_by_capture=_by_capture(data.get("by_capture"), "shared"),
                    shared_by_kind={str(k): m for k, v in (data.get("by_kind") or {}).items()
                                    if (m := _by_capture(v, "shared"))})
+
+
+def rarely_absent(null_ok: Mapping[str, float], limit: float) -> frozenset[str]:
+    """The fields of ``null_ok`` (absent rates of the rest of the empty fields) whose rate is below ``limit``: with
+    RARELY_ABSENT, the fields the assignment carries."""
+    return frozenset(k for k, rate in null_ok.items() if rate < limit)
 
 
 def platt_map(p: float, coef: tuple[float, ...], offset: float = 0.0) -> float:
