@@ -10,6 +10,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Iterable, Mapping
 
+LABEL_LIKE = 0.3  # a text at least this similar to some field's known label reads as a label (an unknown wording)
+
 
 def _bigrams(text: str) -> set[str]:
     return {text[i:i + 2] for i in range(len(text) - 1)} or {text}
@@ -43,3 +45,8 @@ def best_similarity(unknown: str, known: Iterable[str]) -> float:
 def field_similarities(unknown: str, labels_by_field: Mapping[str, Iterable[str]]) -> dict[str, float]:
     """Per field: the similarity of ``unknown`` to the field's most similar known label."""
     return {key: best_similarity(unknown, texts) for key, texts in labels_by_field.items()}
+
+
+def label_likeness(text: str, labels_by_field: Mapping[str, Iterable[str]]) -> float:
+    """The similarity of ``text`` to the most similar known label of any field in ``labels_by_field``."""
+    return max(field_similarities(text, labels_by_field).values())

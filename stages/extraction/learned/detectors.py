@@ -7,9 +7,11 @@ import re
 import unicodedata
 from datetime import date
 from functools import lru_cache
-from typing import Iterator
+from typing import Iterator, Optional
 
+from stages.extraction.label_similarity import LABEL_LIKE, label_likeness
 from stages.extraction.learned.candidates import Candidate, DocLines, span_candidate
+from stages.extraction.rules.lexicon import FULL_LEXICON, Lexicon
 from stages.extraction.rules.lines import after_leader
 from stages.postprocess.regions import gazetteer
 from stages.postprocess.surnames import listed
@@ -45,6 +47,7 @@ COMPANY_RE = re.compile(r"[\u4e00-\u9fff（）()]{2,}保险[\u4e00-\u9fff（）(
 PRODUCT_RE = re.compile(r"[\u4e00-\u9fffA-Za-z0-9（）()·]{2,}(?:险|计划)(?:[（(][\u4e00-\u9fffA-Za-z0-9]+[)）])*"
                         r"(?:[A-Za-z0-9]?款)?")
 CJK_RUN_RE = re.compile(r"[\u4e00-\u9fff·]+")
+GLUED_LABEL_MAX = 6  # the longest label read glued to a product name that a shorter candidate starts after
 
 DATE_FIELDS = ("effective_date", "expiry_date", "issue_date")
 AMOUNT_FIELDS = ("sum_insured", "premium")
@@ -92,6 +95,20 @@ def _matches(doc: DocLines, pattern: re.Pattern) -> Iterator[tuple[int, int, int
                 yield pi, li, s, e
 
 
+def _glued_label_end(text: str, s: int, e: int, lexicon: Lexicon) -> Optional[int]:
+    """Where a product match may start after a label read glued to it (``险种鸿运两全保险``, a wording the lexicon
+    may lack): after the head of 2..GLUED_LABEL_MAX Chinese characters most like a product label, if it reads as one
+    (LABEL_LIKE; an insurer's brand ``泰和人寿`` does not) and the rest is a product name itself."""
+    best, at = LABEL_LIKE, None
+    for k in range(s + 2, min(s + GLUED_LABEL_MAX, e - 4) + 1):
+        if not CJK_RUN_RE.fullmatch(text[s:k]):
+            break
+        like = label_likeness(text[s:k], {"product_name": lexicon.by_field["product_name"]})
+        if like >= best and PRODUCT_RE.fullmatch(text, k, e):
+            best, at = like, k
+    return at
+
+
 def _name_spans(text: str) -> Iterator[tuple[int, int]]:
     """Runs of 2-4 Chinese characters starting with a listed surname (a whole run, or the tail after a colon)."""
     surnames = _surnames()
@@ -116,8 +133,9 @@ def _address_spans(text: str) -> Iterator[tuple[int, int]]:
                 break
 
 
-def detector_candidates(doc: DocLines, today: date) -> list[Candidate]:
-    """Every detector match as a candidate for each field of its type."""
+def detector_candidates(doc: DocLines, today: date, lexicon: Lexicon = FULL_LEXICON) -> list[Candidate]:
+    """Every detector match as a candidate for each field of its type (``lexicon``: the labels a product's glued
+    label is compared with)."""
     out: list[Candidate] = []
 
     def add(pi: int, li: int, s: int, e: int, keys: tuple[str, ...], name: str) -> None:
@@ -138,6 +156,9 @@ def detector_candidates(doc: DocLines, today: date) -> list[Candidate]:
         add(pi, li, s, e, ("insurer",), "company")
     for pi, li, s, e in _matches(doc, PRODUCT_RE):
         add(pi, li, s, e, ("product_name",), "product")
+        k = _glued_label_end(fold(doc.line((pi, li, 0)).text), s, e, lexicon)
+        if k is not None:
+            add(pi, li, k, e, ("product_name",), "product")
     for pi, li, s, e in _matches(doc, CODE_RE):
         token = fold(doc.line((pi, li, 0)).text[s:e])
         # an ID number (valid check character and birth date) is no policy number; other 18 digits may be one

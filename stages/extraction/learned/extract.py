@@ -60,7 +60,7 @@ def document_candidates(lines: Sequence[Sequence[TextLine]], page_sizes: Sequenc
     if by_rules is None:
         by_rules = rules_decision(doc.flat, today, lexicon, chars)
     evidence = ErnieEvidence(doc, ernie, today) if ernie is not None else ErnieEvidence.missing(doc)
-    cands = merge(rule_candidates(doc, by_rules) + detector_candidates(doc, today) + evidence.candidates)
+    cands = merge(rule_candidates(doc, by_rules) + detector_candidates(doc, today, lexicon) + evidence.candidates)
     return DocumentCandidates(doc, cands, featurize(doc, cands, lexicon, evidence), lexicon)
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Mapping, Optional
 
 from stages.extraction.field_specs import FIELD_KEYS, FIELDS
-from stages.extraction.label_similarity import field_similarities
+from stages.extraction.label_similarity import LABEL_LIKE, field_similarities, label_likeness
 from stages.extraction.rules.candidates import RuleCandidate, segments_candidate
 from stages.extraction.rules.document import PreparedDocument
 from stages.extraction.rules.labels import ValueSite, hit_fields, period_candidates, value_sites, value_span
@@ -32,13 +32,6 @@ _MIN_SIMILARITY = 0.2
 _ROLE_PREFIX_BONUS = 0.5
 _UNKNOWN_RUN_RE = re.compile(r"[\u4e00-\u9fff]{2,10}(?:\([\u4e00-\u9fff]{1,6}\))?")
 _NAME_KINDS = ("name", "beneficiary")
-
-
-_MIN_LABEL_LIKENESS = 0.3
-
-
-def _label_likeness(text: str, by_field: Mapping[str, tuple[str, ...]]) -> float:
-    return max(field_similarities(text, by_field).values())
 
 
 @dataclass(frozen=True)
@@ -88,7 +81,7 @@ def _unknown_labels(doc: PreparedDocument) -> list[_Unknown]:
             whole_line = s <= line_start and e == len(comp) and e - s <= 10
             text = comp[s:e]
             if (separated or whole_line) and _unknown_label_text_ok(text, doc) and not (
-                    not separated and _label_likeness(text, doc.lexicon.by_field) < _MIN_LABEL_LIKENESS) and not _known_label_ends(
+                    not separated and label_likeness(text, doc.lexicon.by_field) < LABEL_LIKE) and not _known_label_ends(
                     doc, li, s, e, strong_only=False):
                 out.append(_Unknown(LabelHit(li, s, e, LabelDef(text, "field"), True, value_start), text))
             opened = any(o.start <= s and (o.label.kind != "distractor" or o.value_start > o.end) for o in doc.hits[li])

@@ -5,6 +5,7 @@ from datetime import date
 
 from stages.extraction.learned.candidates import DocLines
 from stages.extraction.learned.detectors import detector_candidates, fold
+from stages.extraction.rules.lexicon import build_lexicon
 from tests.stages.extraction.learned.helpers import line
 
 
@@ -92,3 +93,15 @@ def test_a_date_with_one_dot_read_as_a_comma_is_a_date_and_two_commas_are_not() 
     cands = detector_candidates(DocLines.build([lines], [(1000.0, 1400.0)]), date(2026, 6, 1))
     dates = {c.value for c in cands if c.key == "issue_date"}
     assert {"2024-08-21", "2025-03-09"} <= dates and "2023-07-15" not in dates
+
+
+def test_a_product_after_a_glued_label_is_also_proposed_without_it() -> None:
+    # a label read glued to the product (no separator) may be a wording the lexicon lacks; an insurer's brand at the
+    # head of a product name reads as no label and is not cut off
+    lexicon = build_lexicon({"险种"})
+    lines = [line("险种鸿运两全保险（分红型）", 40, 40), line("泰和人寿福寿安康终身年金保险", 40, 80)]
+    cands = detector_candidates(DocLines.build([lines], [(1000.0, 1400.0)]), date(2026, 6, 1), lexicon)
+    values = {c.value for c in cands if c.key == "product_name"}
+    assert {"险种鸿运两全保险(分红型)", "鸿运两全保险(分红型)", "泰和人寿福寿安康终身年金保险"} <= values
+    assert not any(v.endswith("福寿安康终身年金保险") and not v.startswith("泰和") for v in values)
+
