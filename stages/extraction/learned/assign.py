@@ -1,8 +1,9 @@
 """One joint assignment per document: at most one candidate per field, no character used by two fields, and the
-cross-field constraints (issue <= effective < expiry, premium < sum insured, one valid ID number = one person, the
-beneficiary is not the insured, a table row or column that one role cell heads holds one person's fields),
-maximising the sum of log P (for an empty field, log of ABSENT_ODDS x P(absent), at most log CARRIED_P for a field
-that is rarely absent) by an exact branch and bound over each field's top candidates."""
+cross-field constraints (issue <= effective < expiry, no policy date a chosen ID number's birth date, premium < sum
+insured, one valid ID number = one person, the beneficiary is not the insured, a table row or column that one role
+cell heads holds one person's fields), maximising the sum of log P (for an empty field, log of ABSENT_ODDS x
+P(absent), at most log CARRIED_P for a field that is rarely absent) by an exact branch and bound over each field's
+top candidates."""
 from __future__ import annotations
 
 import math
@@ -157,6 +158,16 @@ def _num(v: Optional[str]) -> Optional[float]:
         return None
 
 
+def _birth_dates(chosen: dict[str, Candidate]) -> set[str]:
+    """The birth dates (YYYY-MM-DD) that the chosen valid ID numbers spell in their 7th to 14th characters."""
+    out = set()
+    for key in ("policyholder_id_number", "insured_id_number"):
+        c = chosen.get(key)
+        if c is not None and c.value and len(c.value) == 18 and not c.issues:
+            out.add(f"{c.value[6:10]}-{c.value[10:12]}-{c.value[12:14]}")
+    return out
+
+
 def consistent(chosen: dict[str, Candidate], cells: Optional[RoleCells] = None, added: Optional[str] = None) -> bool:
     """Whether the chosen candidates can stand together (values that failed to normalize are not compared).
     ``added``: the one field whose candidate joined a consistent set, so only the pairs with it are compared."""
@@ -168,6 +179,8 @@ def consistent(chosen: dict[str, Candidate], cells: Optional[RoleCells] = None, 
         return False
     if issue and exp and not issue < exp:
         return False
+    if (issue or eff or exp) and {issue, eff, exp} & _birth_dates(chosen):
+        return False  # a policy date is no one's birth date as an ID number spells it (出生日期 under a new wording)
     prem, total = _num(v.get("premium")), _num(v.get("sum_insured"))
     if prem is not None and total is not None and not prem < total:
         return False

@@ -171,3 +171,12 @@ def test_checking_only_the_added_field_agrees_with_checking_every_pair() -> None
             assert consistent(full, added=keys[-1]) == consistent(full)
             compared += 1
     assert compared > 50
+
+
+def test_no_policy_date_is_the_birth_date_of_a_chosen_id_number() -> None:
+    # 出生日期 under a wording the lexicon lacks: the birth date is read as a date like any other
+    got = assign([_c("insured_id_number", "110101199003074514", 1, 0.95), _c("issue_date", "1990-03-07", 2, 0.7),
+                  _c("issue_date", "2024-02-20", 3, 0.4), _c("effective_date", "2024-03-01", 4, 0.9)])
+    assert got["issue_date"].candidate.value == "2024-02-20"
+    got = assign([_c("insured_id_number", "110101199003074514", 1, 0.95), _c("issue_date", "1990-03-07", 2, 0.7)])
+    assert got["issue_date"] is None
