@@ -16,6 +16,7 @@ from stages.contracts.types import TextLine
 from stages.extraction.learned.candidates import Candidate, DocLines
 from stages.extraction.rules.lexicon import ALL_ATTR_WORDS, Lexicon
 from stages.extraction.rules.lines import merge_wrapped_labels, prepare_line
+from stages.postprocess.values import id_birth_date
 
 TOP_K = 5  # candidates per field the search considers (distinct value and span), besides "no value"
 MAX_NODES = 200_000  # search nodes before the best assignment found so far is taken
@@ -159,12 +160,12 @@ def _num(v: Optional[str]) -> Optional[float]:
 
 
 def _birth_dates(chosen: dict[str, Candidate]) -> set[str]:
-    """The birth dates (YYYY-MM-DD) that the chosen valid ID numbers spell in their 7th to 14th characters."""
+    """The birth dates (YYYY-MM-DD) that the chosen valid ID numbers spell (:func:`id_birth_date`)."""
     out = set()
     for key in ("policyholder_id_number", "insured_id_number"):
         c = chosen.get(key)
-        if c is not None and c.value and len(c.value) == 18 and not c.issues:
-            out.add(f"{c.value[6:10]}-{c.value[10:12]}-{c.value[12:14]}")
+        if c is not None and c.value and not c.issues and (born := id_birth_date(c.value)) is not None:
+            out.add(born.isoformat())
     return out
 
 

@@ -9,7 +9,7 @@ from datetime import date
 from functools import lru_cache
 from typing import Iterator, Optional
 
-from stages.extraction.label_similarity import LABEL_LIKE, label_likeness
+from stages.extraction.label_similarity import LABEL_LIKE, best_similarity
 from stages.extraction.learned.candidates import Candidate, DocLines, span_candidate
 from stages.extraction.rules.lexicon import FULL_LEXICON, Lexicon
 from stages.extraction.rules.lines import after_leader
@@ -103,7 +103,7 @@ def _glued_label_end(text: str, s: int, e: int, lexicon: Lexicon) -> Optional[in
     for k in range(s + 2, min(s + GLUED_LABEL_MAX, e - 4) + 1):
         if not CJK_RUN_RE.fullmatch(text[s:k]):
             break
-        like = label_likeness(text[s:k], {"product_name": lexicon.by_field["product_name"]})
+        like = best_similarity(text[s:k], lexicon.by_field["product_name"])
         if like >= best and PRODUCT_RE.fullmatch(text, k, e):
             best, at = like, k
     return at

@@ -104,4 +104,3 @@ def test_a_product_after_a_glued_label_is_also_proposed_without_it() -> None:
     values = {c.value for c in cands if c.key == "product_name"}
     assert {"险种鸿运两全保险(分红型)", "鸿运两全保险(分红型)", "泰和人寿福寿安康终身年金保险"} <= values
     assert not any(v.endswith("福寿安康终身年金保险") and not v.startswith("泰和") for v in values)
-
