@@ -11,8 +11,8 @@ a reading is taken only when the recognizer itself found it plausible.
 * Product and insurer names: a kind of insurance or of company with one character misread (terms.py) is
   completed, and an opening bracket never closed gets its closing bracket, when the frames allow it.
 * Addresses: when the start of the address is no valid province/city/county prefix but one is within a few
-  substitutions or stray characters, the likeliest such prefix is taken if the frames make it at most
-  :data:`LEXICON_MAX_RATIO` times less probable than what was read.
+  substitutions, stray characters or one dropped inner character (regions.py), the likeliest such prefix is taken
+  if the frames make it at most :data:`LEXICON_MAX_RATIO` times less probable than what was read.
 """
 from __future__ import annotations
 

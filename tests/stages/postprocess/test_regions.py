@@ -64,3 +64,15 @@ def test_the_bundled_gazetteers_readings_are_kept_but_never_shared_as_one_list()
 def test_align_gives_up_when_the_name_has_more_unread_characters_than_its_budget() -> None:
     assert align("朝阳区", "海淀区", 1) is None  # 海 and 淀 are read nowhere: two substitutions at least
     assert align("海阳区", "海淀区", 1) == ((1, "淀"),)
+
+
+def test_a_character_dropped_inside_a_division_is_put_back_after_exactly_read_divisions() -> None:
+    from stages.postprocess.regions import lost_inner
+    assert lost_inner("楼区", "鼓楼区") == ((0, "鼓楼"),)
+    assert lost_inner("南区", "南山区") == ((1, "山区"),)
+    assert lost_inner("天河", "天河区") is None  # the division's kind may be left out; it is never put back
+    assert lost_inner("海区", "天河区") is None  # otherwise exact
+    r = readings("福建省福州市楼区东风路894号")[0]
+    assert r.names == ("福建省", "福州市", "鼓楼区") and r.edits == ((6, "鼓楼"),) and r.read_len == 8
+    assert readings("北京市台区幸福北路")[0].names == ("北京市", "丰台区")
+    assert readings("广州天河区体育西路") == []  # no insertion after a division that itself needed an edit
