@@ -71,9 +71,10 @@ class DetectionConfig(_Strict):
 
 
 class RecognitionConfig(_Strict):
-    # the recognizer for every page that is not a fax or a photo; "ppocrv4_rec_scan" is PP-OCRv4 with its head
-    # re-fitted on scanned lines (docs/real_world_pages.md)
-    model: str = "ppocrv4_rec"
+    # the recognizer for every page that is not a fax or a photo: PP-OCRv4 rec as shipped, with a check head that
+    # reads every line a second time (models/recognizer/check.py; "ppocrv4_rec" without it); "ppocrv4_rec_scan" is
+    # PP-OCRv4 with its head re-fitted on scanned lines (docs/real_world_pages.md)
+    model: str = "ppocrv4_rec_checked"
     model_dir: Optional[Path] = None
     dict_path: Optional[Path] = None
     image_height: int = 48

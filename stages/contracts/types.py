@@ -144,6 +144,7 @@ class Recognized:
     char_frames: tuple[int, ...]  # frame index of each character (for character boxes)
     num_frames: int
     frame_probs: Optional[FrameProbs] = None
+    check_text: Optional[str] = None  # the same frames read by the model's check head, when it has one
 
 
 @dataclass(frozen=True)
@@ -159,6 +160,8 @@ class TextLine:
     char_u: tuple[float, ...] = ()
     vertical: bool = False
     frame_probs: Optional[FrameProbs] = field(default=None, repr=False)
+    # the line as the recognizer's check head reads it (stages/recognition/recognizer.py), None without one
+    check_text: Optional[str] = None
 
     def frame_span(self, c0: int, c1: int) -> Optional[tuple[int, int]]:
         """The stored frames (``frame_probs`` rows) of characters ``c0..c1``: those strictly between the centres of

@@ -23,8 +23,9 @@ from stages.extraction.lexicon_reread import lexicon_issues, reread
 from stages.extraction.line_end import may_be_cut
 from stages.extraction.same_person import same_person
 from stages.extraction.wrap import MAY_WRAP, continuation_below
-from stages.extraction.routing import (EXTRACTORS_DISAGREE, MAY_BE_CUT, MAY_CONTINUE, evidence_reasons, route,
-                                      uncalibrated_reasons)
+from stages.extraction.check_reading import CHECKED, readings_disagree
+from stages.extraction.routing import (EXTRACTORS_DISAGREE, MAY_BE_CUT, MAY_CONTINUE, READERS_DISAGREE,
+                                       evidence_reasons, route, uncalibrated_reasons)
 from stages.postprocess.validate import validate_fields
 from stages.postprocess.values import defects
 from stages.recognition.ctc import CharDict, beam_search_topn
@@ -262,7 +263,9 @@ class FieldAssembler:
             found, absent, self.required, invalid, self.max_error_rate, self.threshold,
             extra_hard=uncalibrated_reasons(uncalibrated) + [f"{EXTRACTORS_DISAGREE}:{k}" for k in disagree]
             + evidence_reasons(found_evidence, self.min_score, self.min_margin)
-            + _line_end_reasons(fields, decisions, lines),
+            + _line_end_reasons(fields, decisions, lines)
+            + [f"{READERS_DISAGREE}:{k}" for k in CHECKED if fields.get(k) is not None
+               and readings_disagree(fields[k]["text"], decisions[k].proposal.chars, lines)],
         )
         diagnostics = {
             "redecoded": redecoded,

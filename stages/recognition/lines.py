@@ -112,5 +112,5 @@ def to_text_line(res: Recognized, box: TextBox, vertical: bool) -> TextLine:
     char_u = tuple(min(1.0, (f + 0.5) / n) for f in res.char_frames)
     return TextLine(
         text=res.text, score=res.score, polygon=box.polygon, char_probs=res.char_probs,
-        char_u=char_u, vertical=vertical, frame_probs=res.frame_probs,
+        char_u=char_u, vertical=vertical, frame_probs=res.frame_probs, check_text=res.check_text,
     )

@@ -107,7 +107,7 @@ class TextRecognizer:
         """Run one fixed-shape batch and decode its members ``(result index, row, placement in a packed row or
         None for a whole row, used width)``; a failed run fails every member, a failed decode only its own."""
         try:
-            out = self.runner.run_one(batch)
+            out, check = self._run(batch)
         except Exception as exc:
             for i, _, _, _ in members:
                 results[i] = _error(exc)
@@ -115,12 +115,22 @@ class TextRecognizer:
         for i, row, placement, used in members:
             try:
                 probs = out[row]
+                best = check[row] if check is not None else None
                 if placement is not None:
                     f0, f1 = frame_span(placement, CTC_STRIDE, out.shape[1])
                     probs = probs[f0:f1]
-                results[i] = self._finish(probs, used)
+                    best = best[f0:f1] if best is not None else None
+                results[i] = self._finish(probs, used, best)
             except Exception as exc:
                 results[i] = _error(exc)
+
+    def _run(self, batch: np.ndarray) -> tuple[np.ndarray, Optional[np.ndarray]]:
+        """The class probabilities (batch x frames x classes) and, for a model with a check head
+        (models/recognizer/check.py), that head's best class of each frame (batch x frames, integers)."""
+        outputs = self.runner.run(batch)
+        probs = next(o for o in outputs if o.ndim == 3)
+        best = next((o for o in outputs if o.ndim == 2 and np.issubdtype(o.dtype, np.integer)), None)
+        return probs, best
 
     def _recognize_packed(self, crops: Sequence[np.ndarray], results: list[Recognized | StageError],
                           groups: Optional[Sequence[int]] = None) -> list[int]:
@@ -176,7 +186,7 @@ class TextRecognizer:
         the predictor only ever sees one shape per bucket and its memory stays bounded."""
         return max(1, BATCH_PIXELS // bucket)
 
-    def _finish(self, probs: np.ndarray, used_width: int) -> Recognized:
+    def _finish(self, probs: np.ndarray, used_width: int, check: Optional[np.ndarray] = None) -> Recognized:
         # frames past the image content (right padding) carry only blanks; drop them
         n_frames = min(probs.shape[0], int(np.ceil(used_width / CTC_STRIDE)) + 1)
         probs = probs[:n_frames]
@@ -187,4 +197,13 @@ class TextRecognizer:
             text=text, score=score, char_probs=tuple(float(p) for p in res.char_probs),
             char_frames=tuple(int(f) for f in res.char_frames), num_frames=n_frames,
             frame_probs=keep_columns(probs, KEEP_MIN_PROB, KEEP_MAX_COLUMNS, self.always_keep),
+            check_text=None if check is None else self.chars.decode(collapse_frames(check[:n_frames])),
         )
+
+
+def collapse_frames(best: np.ndarray, blank: int = 0) -> list[int]:
+    """The greedy CTC labels of per-frame best classes: repeats collapsed, blanks dropped."""
+    best = np.asarray(best)
+    keep = np.ones(best.shape[0], bool)
+    keep[1:] = best[1:] != best[:-1]
+    return [int(c) for c in best[keep] if c != blank]
