@@ -36,8 +36,9 @@ def export_checked(base_dir: Path, check_dir: Path, out: Path) -> tuple[int, int
 
     base, check = HeadModel(base_dir), HeadModel(check_dir)
     weight, bias = check.weights()
-    if weight.shape != base.weights()[0].shape:
-        raise ValueError(f"check head {weight.shape} does not fit the base head {base.weights()[0].shape}")
+    base_weight, _ = base.weights()
+    if weight.shape != base_weight.shape:
+        raise ValueError(f"check head {weight.shape} does not fit the base head {base_weight.shape}")
     paddle.enable_static()
     block = base.program.global_block()
     w = block.create_parameter(name=f"{CHECK_PREFIX}.w_0", shape=list(weight.shape), dtype="float32")

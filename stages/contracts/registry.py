@@ -83,8 +83,8 @@ MODELS: dict[str, ModelSpec] = {
         "ppocrv4_rec_scan", "rec", "models", "trained by models/recognizer/train.py --capture scan", "weights/rec_scan",
         dict_file="weights/rec_scan/ppocr_keys_v1.txt", bf16_ok=True,
     ),
-    # PP-OCRv4 rec as shipped, its program also giving the CTC head's input, with ppocrv4_rec_scan's head beside it
-    # as a check head: a second reading of every line (models/recognizer/check.py, docs/confidence.md)
+    # PP-OCRv4 rec as shipped, its program extended by ppocrv4_rec_scan's head over the same features as a check
+    # head: a second reading of every line (models/recognizer/check.py, docs/confidence.md)
     "ppocrv4_rec_checked": ModelSpec(
         "ppocrv4_rec_checked", "rec", "models", "written by models/recognizer/check.py", "weights/rec_checked",
         dict_file="weights/rec_checked/ppocr_keys_v1.txt", bf16_ok=True,
