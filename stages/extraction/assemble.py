@@ -265,7 +265,7 @@ class FieldAssembler:
             + evidence_reasons(found_evidence, self.min_score, self.min_margin)
             + _line_end_reasons(fields, decisions, lines)
             + [f"{READERS_DISAGREE}:{k}" for k in CHECKED if fields.get(k) is not None
-               and readings_disagree(fields[k]["text"], decisions[k].proposal.chars, lines)],
+               and _readers_disagree(decisions[k], lines)],
         )
         diagnostics = {
             "redecoded": redecoded,
@@ -276,6 +276,13 @@ class FieldAssembler:
             "routing": routing.as_dict(),
         }
         return fields, list(routing.reasons), diagnostics
+
+
+def _readers_disagree(d: Decision, lines: Sequence[Sequence[TextLine]]) -> bool:
+    """Whether the check head reads the value, or the value as first read (before a re-reading that may have taken
+    the check head's characters), otherwise: a name the two heads disagreed on goes to review either way."""
+    return any(readings_disagree(text, d.proposal.chars, lines)
+               for text in (d.proposal.text, d.redecoded_from) if text is not None)
 
 
 def _line_end_reasons(fields: Mapping[str, Any], decisions: Mapping[str, Optional[Decision]],

@@ -1,6 +1,7 @@
 """Whether the recognizer's second reading of a value agrees with the first: a model with a check head reads every line
 twice (``TextLine.check_text``, stages/recognition/recognizer.py), and a name whose characters the check head reads
-otherwise goes to review (``readers_disagree:<field>``, docs/confidence.md). One misread character of a name is read
+otherwise goes to review (``readers_disagree:<field>``, docs/confidence.md; lexicon_reread.reread_checked may take its
+characters). One misread character of a name is read
 with confidence by one head (睿 as 容) and not by the other; the document's calibrated risk never sees it."""
 from __future__ import annotations
 

@@ -184,3 +184,36 @@ def test_an_address_that_lost_its_province_head_gets_it_back(chars):
     text = "苏省无锡市滨湖区朝阳路529号"
     line = _line(chars, text, {})
     assert reread("policyholder_address", text, _refs(text), [[line]], chars)[0] == "江苏省无锡市滨湖区朝阳路529号"
+
+
+def test_a_name_character_the_check_head_reads_otherwise_is_taken_when_the_frames_allow_it(chars):
+    line = replace(_line(chars, "武瑞容", {2: ("睿", 0.3)}), check_text="武瑞睿")
+    assert reread("policyholder_name", "武瑞容", _refs("武瑞容"), [[line]], chars) == ("武瑞睿", _refs("武瑞睿"))
+
+
+def test_a_check_reading_the_frames_rule_out_is_not_taken(chars):
+    line = replace(_line(chars, "武瑞容", {}), check_text="武瑞睿")  # 睿 never among the shipped head's frames
+    assert reread("policyholder_name", "武瑞容", _refs("武瑞容"), [[line]], chars) is None
+
+
+def test_the_check_head_reads_only_names_and_only_characters_in_place(chars):
+    line = replace(_line(chars, "武瑞容", {2: ("睿", 0.3)}), check_text="武瑞")  # a character lost: no substitution
+    assert reread("policyholder_name", "武瑞容", _refs("武瑞容"), [[line]], chars) is None
+    line = replace(_line(chars, "长沙市岳麓区", {1: ("少", 0.3)}), check_text="长少市岳麓区")
+    assert reread("policyholder_address", "长沙市岳麓区", _refs("长沙市岳麓区"), [[line]], chars) is None
+
+
+def test_a_name_taken_from_the_check_head_still_goes_to_review(chars):
+    line = replace(_line(chars, "武瑞容", {2: ("睿", 0.3)}), check_text="武瑞睿")
+    cand = Proposal("policyholder_name", "武瑞容", _refs("武瑞容"), 0.95, "rules")
+    assembler = FieldAssembler(chars, 0.5, ())
+    d = assembler.decide(cand, [[line]], TODAY)
+    assert d.normalized.value == "武瑞睿" and d.redecoded_from == "武瑞容"
+    fields, reasons, _ = assembler.assemble({"policyholder_name": [cand]}, [[line]], TODAY)
+    assert fields["policyholder_name"]["value"] == "武瑞睿"
+    assert "readers_disagree:policyholder_name" in reasons
+
+
+def test_a_check_reading_the_shipped_head_finds_an_order_of_magnitude_less_likely_is_not_taken(chars):
+    line = replace(_line(chars, "潘磊帆", {1: ("嘉", 0.06)}), check_text="潘嘉帆")  # P 0.94 against 0.06: ×16
+    assert reread("insured_name", "潘磊帆", _refs("潘磊帆"), [[line]], chars) is None
