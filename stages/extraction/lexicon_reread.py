@@ -25,7 +25,7 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from stages.contracts.types import TextLine
-from stages.extraction.check_reading import CHECKED, check_span
+from stages.extraction.check_reading import CHECKED, Ref, check_span
 from stages.extraction.field_specs import FIELDS
 from stages.postprocess import regions, surnames, terms
 from stages.postprocess.values import STATUTORY, normalize_beneficiary
@@ -34,7 +34,6 @@ from stages.recognition.ctc import CharDict, ctc_log_likelihood
 
 log = logging.getLogger(__name__)
 
-Ref = tuple[int, int, int]  # (page, line index, char index) of each character of the value
 MISSING_PROB = 1e-4  # per-frame probability of a class the line did not store (it never reached keep_min_prob)
 LEXICON_MAX_RATIO = 1e3
 # the check head's reading of a name is taken when the frames make it at most this many times less probable (an order
