@@ -23,7 +23,7 @@ from stages.extraction.lexicon_reread import lexicon_issues, reread
 from stages.extraction.line_end import may_be_cut
 from stages.extraction.same_person import same_person
 from stages.extraction.wrap import MAY_WRAP, continuation_below
-from stages.extraction.check_reading import CHECKED, readings_disagree
+from stages.extraction.check_reading import CHECKED, check_reading, disagrees
 from stages.extraction.routing import (EXTRACTORS_DISAGREE, MAY_BE_CUT, MAY_CONTINUE, READERS_DISAGREE,
                                        evidence_reasons, route, uncalibrated_reasons)
 from stages.postprocess.validate import validate_fields
@@ -281,8 +281,8 @@ class FieldAssembler:
 def _readers_disagree(d: Decision, lines: Sequence[Sequence[TextLine]]) -> bool:
     """Whether the check head reads the value, or the value as first read (before a re-reading that may have taken
     the check head's characters), otherwise: a name the two heads disagreed on goes to review either way."""
-    return any(readings_disagree(text, d.proposal.chars, lines)
-               for text in (d.proposal.text, d.redecoded_from) if text is not None)
+    checked = check_reading(d.proposal.chars, lines)
+    return any(disagrees(text, checked) for text in (d.proposal.text, d.redecoded_from) if text is not None)
 
 
 def _line_end_reasons(fields: Mapping[str, Any], decisions: Mapping[str, Optional[Decision]],

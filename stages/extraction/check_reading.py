@@ -42,18 +42,25 @@ def check_span(line: TextLine, c0: int, c1: int) -> Optional[str]:
     return "".join(out)
 
 
-def readings_disagree(text: str, chars: Sequence[Ref], lines: Sequence[Sequence[TextLine]]) -> bool:
-    """True when the check reading of the characters a value was read from holds other CJK characters, digits or
-    letters than the value; False when they agree or a line of it has no check reading."""
+def check_reading(chars: Sequence[Ref], lines: Sequence[Sequence[TextLine]]) -> Optional[str]:
+    """The check reading of the characters a value was read from (its spans, line by line); None without
+    characters or when a line of it has no check reading."""
     spans: dict[tuple[int, int], list[int]] = {}
     for p, li, ci in chars:
         spans.setdefault((p, li), []).append(ci)
     checked = []
     for (p, li), cis in sorted(spans.items()):
         if not (0 <= p < len(lines) and 0 <= li < len(lines[p])):
-            return False
+            return None
         span = check_span(lines[p][li], min(cis), max(cis))
         if span is None:
-            return False
+            return None
         checked.append(span)
-    return bool(spans) and _content(text) != _content("".join(checked))
+    return "".join(checked) if spans else None
+
+
+def disagrees(text: str, checked: Optional[str]) -> bool:
+    """True when a check reading (:func:`check_reading`) holds other CJK characters, digits or letters than
+    ``text``; False when they agree or there is none."""
+    return checked is not None and _content(text) != _content(checked)
+

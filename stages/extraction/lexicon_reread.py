@@ -181,9 +181,11 @@ def reread_address(text: str, refs: Sequence[Ref], lines: Sequence[Sequence[Text
     return best[1]
 
 
-def _plausible(refs: Sequence[Ref], edits: Sequence[Edit], lines: Sequence[Sequence[TextLine]], chars: CharDict) -> bool:
+def _plausible(refs: Sequence[Ref], edits: Sequence[Edit], lines: Sequence[Sequence[TextLine]], chars: CharDict,
+               max_ratio: float = LEXICON_MAX_RATIO) -> bool:
+    """Whether the frames make the value with ``edits`` at most ``max_ratio`` times less probable than as read."""
     ratio = edits_log_ratio(refs, edits, lines, chars)
-    return ratio is not None and ratio >= -math.log(LEXICON_MAX_RATIO)
+    return ratio is not None and ratio >= -math.log(max_ratio)
 
 
 def _reread_terms(text: str, refs: Sequence[Ref], lines: Sequence[Sequence[TextLine]], chars: CharDict,
@@ -287,8 +289,7 @@ def reread_checked(text: str, refs: Sequence[Ref], lines: Sequence[Sequence[Text
     if span is None or len(span) != len(text) or span == text or not all(_is_cjk(ch) for ch in span):
         return None
     edits = tuple((i, b) for i, (a, b) in enumerate(zip(text, span)) if a != b)
-    ratio = edits_log_ratio(refs, edits, lines, chars)
-    return edits if ratio is not None and ratio >= -math.log(CHECK_MAX_RATIO) else None
+    return edits if _plausible(refs, edits, lines, chars, CHECK_MAX_RATIO) else None
 
 
 def reread(key: str, text: str, refs: Sequence[Ref], lines: Sequence[Sequence[TextLine]],

@@ -4,7 +4,11 @@ from __future__ import annotations
 import numpy as np
 
 from stages.contracts.types import TextLine
-from stages.extraction.check_reading import check_span, readings_disagree
+from stages.extraction.check_reading import check_reading, check_span, disagrees
+
+
+def readings_disagree(text: str, refs, lines) -> bool:
+    return disagrees(text, check_reading(refs, lines))
 
 
 def _line(text: str, check) -> TextLine:
