@@ -21,6 +21,7 @@ from stages.extraction.evidence import FieldEvidence, gather
 from stages.extraction.field_specs import FIELDS
 from stages.extraction.lexicon_reread import lexicon_issues, reread
 from stages.extraction.line_end import may_be_cut
+from stages.extraction.redecode import redecode_candidates
 from stages.extraction.same_person import same_person
 from stages.extraction.wrap import MAY_WRAP, continuation_below
 from stages.extraction.check_reading import CHECKED, check_reading, disagrees
@@ -28,7 +29,7 @@ from stages.extraction.routing import (EXTRACTORS_DISAGREE, MAY_BE_CUT, MAY_CONT
                                        evidence_reasons, route, uncalibrated_reasons)
 from stages.postprocess.validate import validate_fields
 from stages.postprocess.values import defects
-from stages.recognition.ctc import CharDict, beam_search_topn
+from stages.recognition.ctc import CharDict
 from stages.contracts.types import TextLine
 
 log = logging.getLogger(__name__)
@@ -42,28 +43,6 @@ _SAME_LENGTH = ("amount", "date")
 def _value_chars(text: str) -> int:
     """The characters of ``text`` that are no separator: digits, letters, Chinese characters."""
     return sum(ch.isalnum() for ch in text)
-
-
-def redecode_candidates(
-    line: TextLine, c0: int, c1: int, allowed: np.ndarray, chars: CharDict, n: int = 8, max_ratio: float = 20.0
-) -> list[str]:
-    """Re-run CTC prefix beam search over the frames of characters ``c0..c1`` (inclusive) of ``line``,
-    emitting only classes in ``allowed``; returns up to ``n`` texts, most probable first, keeping only
-    those at most ``max_ratio`` times less probable than the best: an alternative must be one the
-    recognizer really hesitated over, not any string that happens to pass a checksum."""
-    fp, span = line.frame_probs, line.frame_span(c0, c1)
-    if fp is None or span is None:
-        return []
-    start, end = span
-    allowed_cols = np.flatnonzero(np.isin(fp.columns, allowed))
-    if allowed_cols.size == 0:
-        return []
-    sub = fp.probs[start:end]
-    found = beam_search_topn(sub, n=n, beam_width=max(8, n), allowed=allowed_cols, prune=1e-4)
-    if not found:
-        return []
-    floor = found[0].log_prob - float(np.log(max_ratio))
-    return [chars.decode([int(fp.columns[j]) for j in r.labels]) for r in found if r.log_prob >= floor]
 
 
 class FieldAssembler:
@@ -115,7 +94,7 @@ class FieldAssembler:
                     return Decision(replace(cand, text=better[0], chars=better[1], normalized=alt), alt,
                                     redecoded_from=cand.text)
         if norm.valid or not self.redecode or cand.key not in self._allowed:
-            return Decision(cand, norm)
+            return Decision(cand, norm, redecoded_from=cand.read_as)
         pages = {p for p, _, _ in cand.chars}
         line_ids = {(p, li) for p, li, _ in cand.chars}
         if len(pages) != 1 or len(line_ids) != 1:

@@ -25,6 +25,8 @@ class Proposal:
     # the value as its source read it, issues included (the rules' ``amount_mismatch`` when they read the capital
     # amount); None: the assembler normalizes ``text``
     normalized: Optional[Normalized] = None
+    # the recognizer's text of ``chars`` where ``text`` re-reads their frames (a date with a numeral restored), else None
+    read_as: Optional[str] = None
 
 
 def read_value(p: Proposal, today: date) -> Normalized:

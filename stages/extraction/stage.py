@@ -64,6 +64,7 @@ class ExtractionStage:
         self.withhold = withhold or LabelWithholding()
         self.chars = chars
         self.label_reread = ec.label_reread
+        self.redecode = ec.redecode  # constrained re-decoding: invalid values, and dates that lost a numeral
         # extraction.model_dir: an adapted folder (learned wordings, maybe an ERNIE fine-tune in ernie/) or a plain
         # ERNIE-Layout export (docs/adaptation.md)
         self.adapted: Optional[AdaptedFolder] = load_adapted(ec.model_dir) if is_adapted(ec.model_dir) else None
@@ -176,7 +177,7 @@ class ExtractionStage:
         sizes = [(p.width, p.height) for p in pages]
         ernie = run_extractor(self.model, lines, sizes) if self.model is not None else None
         return document_candidates(lines, sizes, today, lexicon, self.chars if self.label_reread else None, ernie,
-                                   by_rules)
+                                   by_rules, self.redecode)
 
     def learned_candidates(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page],
                            today: date) -> dict[str, list[Proposal]]:

@@ -18,7 +18,8 @@ CharRef = tuple[int, int, int]  # (page, line index on the page, character index
 class Candidate:
     """A value for field ``key``: the text as read, where its characters are, its normalized value and who
     proposed it (``source`` rules|detector|ernie, ``strategy`` the rule method, detector name or ``ernie``, ``rule_score`` the rule's
-    own score, 0 for detectors)."""
+    own score, 0 for detectors). ``read_as``: the recognizer's text of those characters where ``text`` is a
+    re-reading of their frames (``date_reread.py``), else None."""
 
     key: str
     text: str
@@ -28,6 +29,7 @@ class Candidate:
     source: str
     strategy: str
     rule_score: float = 0.0
+    read_as: Optional[str] = None
 
     @property
     def span(self) -> frozenset[CharRef]:

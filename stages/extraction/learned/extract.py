@@ -15,6 +15,7 @@ from stages.contracts.types import TextLine
 from stages.extraction.decisions import Proposal
 from stages.extraction.learned.assign import RoleCells, Scored, assign, consistent, role_cells
 from stages.extraction.learned.candidates import Candidate, DocLines, merge, rule_candidates
+from stages.extraction.learned.date_reread import reread_dates
 from stages.extraction.learned.detectors import detector_candidates
 from stages.extraction.learned.ernie_evidence import ErnieEvidence
 from stages.extraction.learned.features import featurize
@@ -49,9 +50,10 @@ class DocumentCandidates:
 def document_candidates(lines: Sequence[Sequence[TextLine]], page_sizes: Sequence[tuple[float, float]], today: date,
                         lexicon: Lexicon = FULL_LEXICON, chars: Optional[CharDict] = None,
                         ernie: Optional[Sequence[Optional["Extraction"]]] = None,
-                        by_rules: Optional[RulesDecision] = None) -> DocumentCandidates:
+                        by_rules: Optional[RulesDecision] = None, redecode: bool = True) -> DocumentCandidates:
     """Candidates and features of one document (the one path used by training and at runtime). With ``chars``,
-    label lines are re-read against the lexicon first (``extraction.label_reread``), as the rules do. ``ernie``:
+    label lines are re-read against the lexicon first (``extraction.label_reread``), as the rules do, and dates that
+lost a numeral are read again from their frames (``learned/date_reread.py``; not with ``redecode`` off). ``ernie``:
     per page ERNIE-Layout's reading (:func:`~stages.extraction.learned.ernie_evidence.run_extractor`; None for a
     page it failed on); without it the ERNIE features are NaN and ERNIE offers no candidates. ``by_rules``: the
     document's rule decision where the caller made it already
@@ -60,7 +62,9 @@ def document_candidates(lines: Sequence[Sequence[TextLine]], page_sizes: Sequenc
     if by_rules is None:
         by_rules = rules_decision(doc.flat, today, lexicon, chars)
     evidence = ErnieEvidence(doc, ernie, today) if ernie is not None else ErnieEvidence.missing(doc)
-    cands = merge(rule_candidates(doc, by_rules) + detector_candidates(doc, today, lexicon) + evidence.candidates)
+    reread = reread_dates(doc, today, chars) if chars is not None and redecode else []
+    cands = merge(rule_candidates(doc, by_rules) + detector_candidates(doc, today, lexicon) + reread
+                  + evidence.candidates)
     return DocumentCandidates(doc, cands, featurize(doc, cands, lexicon, evidence), lexicon)
 
 
@@ -158,5 +162,5 @@ def decide(dc: DocumentCandidates, scorer: Scorer, carried: frozenset[str] = fro
             how += "+" + learned[(key, c.value)]
         out[key] = [Proposal(key, c.text, c.chars, round(s.p, 4), "learned", how,
                              len(others), round(s.p - max(others), 4) if others else 1.0,
-                             Normalized(c.value, reading_issues(c, dc.candidates)))]
+                             Normalized(c.value, reading_issues(c, dc.candidates)), c.read_as)]
     return Decided(out, vacant_p(scored, {k: s.candidate for k, s in chosen.items()}, dc.cells))

@@ -1,0 +1,59 @@
+"""Dates in Chinese numerals that the recognizer read with a numeral lost (二〇二〇年 read 二二年, 一月十三日 read
+月十三日): the date's characters are read again from the line's stored frames, emitting only the date alphabet, and
+the first re-reading within the re-decoder's ratio that is a valid date and keeps every character as read, in order
+(numerals restored, none changed), becomes a date candidate. A thin 〇 is the numeral most often lost; a year of
+fewer than four numerals or a month without one is no date, so no other candidate can carry the field's value."""
+from __future__ import annotations
+
+import re
+from datetime import date
+from typing import Optional
+
+from stages.extraction.field_specs import FIELDS
+from stages.extraction.learned.candidates import Candidate, DocLines
+from stages.extraction.redecode import redecode_candidates
+from stages.recognition.ctc import CharDict
+
+DATE_FIELDS = ("effective_date", "expiry_date", "issue_date")
+STRATEGY = "date_reread"
+
+_NUMERALS = "〇○零一二三四五六七八九十"
+# a date in Chinese numerals whose year, month or day may have lost numerals (OCR may read 〇 as O or 0)
+SHORT_DATE_RE = re.compile(rf"[{_NUMERALS}][{_NUMERALS}O0o]{{0,3}}\s*年\s*[{_NUMERALS}元]{{0,3}}\s*月"
+                           rf"\s*[{_NUMERALS}]{{0,4}}\s*[日号]")
+
+
+def _keeps(read: str, reread: str) -> bool:
+    """Whether ``reread`` holds every character of ``read`` in order (characters only added)."""
+    it = iter(reread)
+    return all(ch in it for ch in read)
+
+
+def reread_date(text: str, line, start: int, end: int, chars: CharDict, today: date) -> Optional[str]:
+    """The re-reading of ``text`` (characters ``start..end-1`` of ``line``) as a valid date, or None."""
+    normalize = FIELDS[DATE_FIELDS[0]].normalizer
+    allowed = chars.encode_charset(FIELDS[DATE_FIELDS[0]].charset)
+    for alt in redecode_candidates(line, start, end - 1, allowed, chars):
+        if len(alt) > len(text) and _keeps(text, alt) and normalize(alt, today).valid:
+            return alt
+    return None
+
+
+def reread_dates(doc: DocLines, today: date, chars: CharDict) -> list[Candidate]:
+    """A candidate for each date field from every Chinese-numeral date that does not read as one and whose frames
+    restore it (:func:`reread_date`); its characters are the ones read, ``read_as`` their text."""
+    normalize = FIELDS[DATE_FIELDS[0]].normalizer
+    out: list[Candidate] = []
+    for pi, li, ln in doc.flat:
+        for m in SHORT_DATE_RE.finditer(ln.text):
+            text = m.group()
+            if normalize(text, today).valid:
+                continue
+            alt = reread_date(text, ln, m.start(), m.end(), chars, today)
+            if alt is None:
+                continue
+            refs = tuple((pi, li, ci) for ci in range(m.start(), m.end()) if not ln.text[ci].isspace())
+            for key in DATE_FIELDS:
+                n = FIELDS[key].normalizer(alt, today)
+                out.append(Candidate(key, alt, refs, n.value, tuple(n.issues), "detector", STRATEGY, read_as=text))
+    return out
