@@ -8,11 +8,13 @@ from stages.extraction.rules.lines import LineBox, Segments, same_row
 if TYPE_CHECKING:
     from stages.extraction.rules.document import PreparedDocument
 
+COLUMN_SLACK = 0.5  # line heights by which the left edges of one column's boxes may differ (right_of)
+
 
 def right_of(doc: PreparedDocument, line: LineBox) -> Optional[LineBox]:
-    """The nearest line to the right that shares the row (a label centred on a two-line value counts)."""
-    best: Optional[tuple[float, float]] = None
-    found: Optional[LineBox] = None
+    """The nearest line to the right that shares the row (a label centred on a two-line value counts): of the lines
+    whose left edges lie within half a line height of the nearest one (one column), the upper one."""
+    near: list[LineBox] = []
     for other in doc.live:
         # detector boxes are unclipped outwards, so a value on an underline may start under the label's colon:
         # up to one line height of overlap, as long as most of the value lies to the right of the label
@@ -20,12 +22,15 @@ def right_of(doc: PreparedDocument, line: LineBox) -> Optional[LineBox]:
                 or (other.x0 + other.x1) / 2 <= line.x1 or len(other.comp) < 2):
             continue  # (a lone character is a speck on the underline, not a value of ours)
         overlap = (min(line.y1, other.y1) - max(line.y0, other.y0)) / min(line.height, other.height)
-        if overlap < 0.3:
-            continue
-        key = (round((other.x0 - line.x1) / line.height), other.y0)  # nearest column, then the upper line
-        if best is None or key < best:
-            best, found = key, other
-    return found
+        if overlap >= 0.3:
+            near.append(other)
+    if not near:
+        return None
+    nearest = min(other.x0 for other in near)
+    # one column by distance from the nearest left edge, not by rounding each distance to whole line heights: two
+    # lines of one cell whose left edges differ by a pixel or two fell on either side of a rounding boundary
+    column = [other for other in near if other.x0 - nearest <= COLUMN_SLACK * line.height]
+    return min(column, key=lambda other: other.y0)
 
 
 def below(doc: PreparedDocument, line: LineBox, x0: float, x1: float) -> Optional[LineBox]:

@@ -24,6 +24,20 @@ def test_value_wrapped_in_its_cell_and_label_centred_on_it() -> None:
     assert m.line_indices == (1, 2)
 
 
+def test_a_cells_second_line_a_pixel_nearer_the_label_is_still_its_continuation() -> None:
+    # the label is centred on the two lines; the second line's left edge is 2 px nearer it, across what was a
+    # rounding boundary of the distance in line heights (4.52 against 4.45), so it was taken for the label's value
+    lines = [
+        OcrLine("住址", ((68, 559), (118, 559), (118, 587), (68, 587))),
+        OcrLine("山西省太原市小店区青年东路708号世纪花城6栋4单元",
+                ((245, 543), (896, 543), (896, 571), (245, 571))),
+        OcrLine("1901室", ((243, 575), (330, 575), (330, 602), (243, 602))),
+        OcrLine("证件类型", ((68, 623), (168, 623), (168, 651), (68, 651))),
+        OcrLine("居民身份证", ((245, 623), (370, 623), (370, 651), (245, 651))),
+    ]
+    assert values(lines)["policyholder_address"] == "山西省太原市小店区青年东路708号世纪花城6栋4单元1901室"
+
+
 def test_a_long_value_does_not_run_into_the_next_rows_value() -> None:
     lines = [
         OcrLine("住址", ((70, 468), (118, 468), (118, 496), (70, 496))),
