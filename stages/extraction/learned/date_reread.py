@@ -9,12 +9,13 @@ import re
 from datetime import date
 from typing import Optional
 
+from stages.contracts.types import TextLine
 from stages.extraction.field_specs import FIELDS
 from stages.extraction.learned.candidates import Candidate, DocLines
+from stages.extraction.learned.detectors import DATE_FIELDS
 from stages.extraction.redecode import redecode_candidates
 from stages.recognition.ctc import CharDict
 
-DATE_FIELDS = ("effective_date", "expiry_date", "issue_date")
 STRATEGY = "date_reread"
 
 _NUMERALS = "〇○零一二三四五六七八九十"
@@ -29,7 +30,7 @@ def _keeps(read: str, reread: str) -> bool:
     return all(ch in it for ch in read)
 
 
-def reread_date(text: str, line, start: int, end: int, chars: CharDict, today: date) -> Optional[str]:
+def reread_date(text: str, line: TextLine, start: int, end: int, chars: CharDict, today: date) -> Optional[str]:
     """The re-reading of ``text`` (characters ``start..end-1`` of ``line``) as a valid date, or None."""
     normalize = FIELDS[DATE_FIELDS[0]].normalizer
     allowed = chars.encode_charset(FIELDS[DATE_FIELDS[0]].charset)
