@@ -1,6 +1,8 @@
 """Values wrapped inside a cell or a paragraph, and values that must not run into the next row."""
 from __future__ import annotations
 
+import pytest
+
 from stages.extraction.rules import OcrLine, extract_rules
 from stages.extraction.rules.extract import considered, decide_rules
 from stages.extraction.rules.lexicon import build_lexicon
@@ -9,33 +11,28 @@ from tests.stages.extraction.learned.helpers import line
 from tests.stages.extraction.rules.helpers import TODAY, box, values
 
 
-def test_value_wrapped_in_its_cell_and_label_centred_on_it() -> None:
-    lines = [
+def _cell(x_value: float, x_tail: float, head: str, tail: str) -> list[OcrLine]:
+    """住址, centred on an address wrapped to two lines of its cell (left edges ``x_value`` and ``x_tail``), then the
+    next row."""
+    return [
         OcrLine("住址", ((68, 559), (118, 559), (118, 587), (68, 587))),
-        OcrLine("山西省太原市小店区青年东路708号世纪花城6栋4单元1901",
-                ((261, 543), (912, 543), (912, 571), (261, 571))),
-        OcrLine("室", ((261, 575), (286, 575), (286, 602), (261, 602))),
+        OcrLine(head, ((x_value, 543), (912, 543), (912, 571), (x_value, 571))),
+        OcrLine(tail, ((x_tail, 575), (x_tail + 25 * len(tail), 575), (x_tail + 25 * len(tail), 602), (x_tail, 602))),
         OcrLine("证件类型", ((68, 623), (168, 623), (168, 651), (68, 651))),
-        OcrLine("居民身份证", ((261, 623), (386, 623), (386, 651), (261, 651))),
+        OcrLine("居民身份证", ((x_value, 623), (x_value + 125, 623), (x_value + 125, 651), (x_value, 651))),
     ]
-    result = extract_rules(lines, TODAY)
-    m = result["policyholder_address"]
+
+
+@pytest.mark.parametrize("x_value, x_tail, head, tail", [
+    (261, 261, "山西省太原市小店区青年东路708号世纪花城6栋4单元1901", "室"),
+    # the tail's left edge 2 px nearer the label, across what was a rounding boundary of the distance in line
+    # heights (4.52 against 4.45), so it was taken for the label's value
+    (245, 243, "山西省太原市小店区青年东路708号世纪花城6栋4单元", "1901室"),
+], ids=["aligned", "tail_2px_nearer"])
+def test_value_wrapped_in_its_cell_and_label_centred_on_it(x_value, x_tail, head, tail) -> None:
+    m = extract_rules(_cell(x_value, x_tail, head, tail), TODAY)["policyholder_address"]
     assert m is not None and m.value == "山西省太原市小店区青年东路708号世纪花城6栋4单元1901室"
     assert m.line_indices == (1, 2)
-
-
-def test_a_cells_second_line_a_pixel_nearer_the_label_is_still_its_continuation() -> None:
-    # the label is centred on the two lines; the second line's left edge is 2 px nearer it, across what was a
-    # rounding boundary of the distance in line heights (4.52 against 4.45), so it was taken for the label's value
-    lines = [
-        OcrLine("住址", ((68, 559), (118, 559), (118, 587), (68, 587))),
-        OcrLine("山西省太原市小店区青年东路708号世纪花城6栋4单元",
-                ((245, 543), (896, 543), (896, 571), (245, 571))),
-        OcrLine("1901室", ((243, 575), (330, 575), (330, 602), (243, 602))),
-        OcrLine("证件类型", ((68, 623), (168, 623), (168, 651), (68, 651))),
-        OcrLine("居民身份证", ((245, 623), (370, 623), (370, 651), (245, 651))),
-    ]
-    assert values(lines)["policyholder_address"] == "山西省太原市小店区青年东路708号世纪花城6栋4单元1901室"
 
 
 def test_a_long_value_does_not_run_into_the_next_rows_value() -> None:
