@@ -9,14 +9,18 @@ import re
 from datetime import date
 from typing import Optional
 
+import numpy as np
+
 from stages.contracts.types import TextLine
 from stages.extraction.field_specs import FIELDS
 from stages.extraction.learned.candidates import Candidate, DocLines
 from stages.extraction.learned.detectors import DATE_FIELDS
 from stages.extraction.redecode import redecode_candidates
+from stages.postprocess.values import Normalized
 from stages.recognition.ctc import CharDict
 
 STRATEGY = "date_reread"
+_NORMALIZE = FIELDS[DATE_FIELDS[0]].normalizer  # the date fields share one normalizer
 
 _NUMERALS = "〇○零一二三四五六七八九十"
 # a date in Chinese numerals whose year, month or day may have lost numerals (OCR may read 〇 as O or 0)
@@ -30,31 +34,33 @@ def _keeps(read: str, reread: str) -> bool:
     return all(ch in it for ch in read)
 
 
-def reread_date(text: str, line: TextLine, start: int, end: int, chars: CharDict, today: date) -> Optional[str]:
-    """The re-reading of ``text`` (characters ``start..end-1`` of ``line``) as a valid date, or None."""
-    normalize = FIELDS[DATE_FIELDS[0]].normalizer
-    allowed = chars.encode_charset(FIELDS[DATE_FIELDS[0]].charset)
+def reread_date(text: str, line: TextLine, start: int, end: int, allowed: np.ndarray, chars: CharDict,
+                today: date) -> Optional[tuple[str, Normalized]]:
+    """The re-reading of ``text`` (characters ``start..end-1`` of ``line``) as a valid date, with its normalized
+    value, or None; ``allowed``: the date alphabet's classes."""
     for alt in redecode_candidates(line, start, end - 1, allowed, chars):
-        if len(alt) > len(text) and _keeps(text, alt) and normalize(alt, today).valid:
-            return alt
+        if len(alt) > len(text) and _keeps(text, alt):
+            n = _NORMALIZE(alt, today)
+            if n.valid:
+                return alt, n
     return None
 
 
 def reread_dates(doc: DocLines, today: date, chars: CharDict) -> list[Candidate]:
     """A candidate for each date field from every Chinese-numeral date that does not read as one and whose frames
     restore it (:func:`reread_date`); its characters are the ones read, ``read_as`` their text."""
-    normalize = FIELDS[DATE_FIELDS[0]].normalizer
+    allowed = chars.encode_charset(FIELDS[DATE_FIELDS[0]].charset)
     out: list[Candidate] = []
     for pi, li, ln in doc.flat:
         for m in SHORT_DATE_RE.finditer(ln.text):
             text = m.group()
-            if normalize(text, today).valid:
+            if _NORMALIZE(text, today).valid:
                 continue
-            alt = reread_date(text, ln, m.start(), m.end(), chars, today)
-            if alt is None:
+            found = reread_date(text, ln, m.start(), m.end(), allowed, chars, today)
+            if found is None:
                 continue
+            alt, n = found
             refs = tuple((pi, li, ci) for ci in range(m.start(), m.end()) if not ln.text[ci].isspace())
-            for key in DATE_FIELDS:
-                n = FIELDS[key].normalizer(alt, today)
-                out.append(Candidate(key, alt, refs, n.value, tuple(n.issues), "detector", STRATEGY, read_as=text))
+            out.extend(Candidate(key, alt, refs, n.value, tuple(n.issues), "detector", STRATEGY, read_as=text)
+                       for key in DATE_FIELDS)
     return out

@@ -53,7 +53,7 @@ def document_candidates(lines: Sequence[Sequence[TextLine]], page_sizes: Sequenc
                         by_rules: Optional[RulesDecision] = None, redecode: bool = True) -> DocumentCandidates:
     """Candidates and features of one document (the one path used by training and at runtime). With ``chars``,
     label lines are re-read against the lexicon first (``extraction.label_reread``), as the rules do, and dates that
-lost a numeral are read again from their frames (``learned/date_reread.py``; not with ``redecode`` off). ``ernie``:
+    lost a numeral are read again from their frames (``learned/date_reread.py``; not with ``redecode`` off). ``ernie``:
     per page ERNIE-Layout's reading (:func:`~stages.extraction.learned.ernie_evidence.run_extractor`; None for a
     page it failed on); without it the ERNIE features are NaN and ERNIE offers no candidates. ``by_rules``: the
     document's rule decision where the caller made it already
