@@ -376,7 +376,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     pooled: dict[str, list] = {}
     for path in args.report:
+        if not path.is_file():
+            ap.error(f"no evaluation report at {path}")
         pooled.update(json.loads(path.read_text(encoding="utf-8"))["samples"])
+    unknown = [label for label in args.label + args.absent_label if label not in pooled]
+    if unknown:
+        ap.error(f"label(s) in none of the reports: {', '.join(unknown)} (the reports hold: {', '.join(sorted(pooled))})")
     samples = [dict(s, weight=draw_weight(label, args.label)) for label in args.label for s in pooled[label]]
     absent_only = [dict(s, weight=draw_weight(label, args.absent_label)) for label in args.absent_label
                    for s in pooled[label]]

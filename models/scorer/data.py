@@ -63,9 +63,21 @@ def cached_document(doc: CachedDocument, folder: str) -> Document:
 
 
 def load_documents(truth_dirs: Sequence[Path] = (), ocr_dirs: Sequence[Path] = ()) -> list[Document]:
-    docs = [d for folder in truth_dirs for p in sorted(Path(folder).glob("*.json"))
-            if (d := truth_document(p)) is not None]
-    docs += [cached_document(d, Path(folder).name) for folder in ocr_dirs for d in load_folder(Path(folder))]
+    """The documents of every folder, in order; a folder that is missing or holds none is an error (a mistyped
+    path must not train a smaller model in silence)."""
+    docs: list[Document] = []
+    for folder in truth_dirs:
+        got = [d for p in sorted(Path(folder).glob("*.json")) if (d := truth_document(p)) is not None]
+        docs += _nonempty(got, folder, "ground-truth")
+    for folder in ocr_dirs:
+        got = [cached_document(d, Path(folder).name) for d in load_folder(Path(folder))]
+        docs += _nonempty(got, folder, "OCR cache")
+    return docs
+
+
+def _nonempty(docs: list[Document], folder: Path, what: str) -> list[Document]:
+    if not docs:
+        raise ValueError(f"{folder}: no {what} documents (missing or empty folder)")
     return docs
 
 

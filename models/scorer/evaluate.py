@@ -163,6 +163,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--withhold", action="append", default=[], help="FRACTION:SEED, a withheld-wording draw")
     ap.add_argument("--json", type=Path, help="write results, errors, straight-through documents and per-field samples here")
     args = ap.parse_args(argv)
+    empty = [str(f) for f in args.ocr if not f.is_dir() or not any(f.glob("*.pkl"))]
+    if empty:  # a mistyped folder would report F1 1.0 over no documents
+        ap.error(f"--ocr folder(s) missing or holding no OCR cache: {', '.join(empty)}")
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     configs = {n: load_config(p) for n, p in (c.split("=", 1) for c in args.config)}
     withhold = [(float(f), int(s)) for f, s in (w.split(":") for w in args.withhold)]

@@ -1,6 +1,6 @@
 """The score calibration is monotone, smoothed, keeps absent-field rates per field and per kind of empty field,
 maps values the rules share and values read with an unsure character apart, and each page capture's values by maps
-shrunk toward the pooled ones."""
+shrunk toward the pooled ones; a report that is missing, or a label no report holds, is refused by name."""
 from __future__ import annotations
 
 import json
@@ -458,3 +458,17 @@ def test_absent_prior_smooths_free_rates_toward_the_kind_pooled_over_fields_not_
     share = 41 / 42  # 40 of 40 over issue_date and premium, add-one
     assert pooled.null_ok_free["issue_date"] == round((4 + 2 * share) / 6, 6) > plain.null_ok_free["issue_date"]
     assert pooled.null_ok_free["policy_number"] == plain.null_ok_free["policy_number"] == 0.75
+
+
+def test_a_missing_report_or_a_label_no_report_holds_is_refused_by_name(tmp_path, capsys) -> None:
+    report = tmp_path / "r.json"
+    report.write_text(json.dumps({"samples": {"a/learned": []}}), encoding="utf-8")
+    with pytest.raises(SystemExit):
+        calibrate_main([str(tmp_path / "none.json"), "--label", "a/learned", "--out", str(tmp_path / "c.json")])
+    assert "none.json" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        calibrate_main([str(report), "--label", "a/learned", "--absent-label", "b/learned",
+                        "--out", str(tmp_path / "c.json")])
+    err = capsys.readouterr().err
+    assert "b/learned" in err and "a/learned" in err
+    assert not (tmp_path / "c.json").exists()

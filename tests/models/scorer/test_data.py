@@ -1,7 +1,7 @@
 """Training documents: OCR caches of several generator runs keep their documents apart by folder; novel wordings
 replace the chosen fields' labels in place by strings no lexicon label occurs in, one per label text; everything
 else on the page stays as it was; stem-preserving wordings replace only a label's role word or head, one string
-per role word on the document."""
+per role word on the document; a missing or empty folder is an error."""
 from __future__ import annotations
 
 import pickle
@@ -9,6 +9,7 @@ import random
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from models.scorer.data import Document, load_documents, novel_pool, novel_wordings, stem_split
 from stages.contracts.types import Page, TextLine
@@ -75,3 +76,12 @@ def test_ocr_caches_of_two_runs_keep_same_named_documents_apart(tmp_path) -> Non
     assert [d.name for d in docs] == ["run_a/train_00000.jpg", "run_b/train_00000.jpg"]
     assert [d.truth["policyholder_name"] for d in docs] == ["张三", "李四"]
     assert docs[0].page_sizes == [(800.0, 1000.0)]
+
+
+def test_a_missing_or_empty_folder_is_an_error_not_a_smaller_model(tmp_path) -> None:
+    _cache(tmp_path / "run_a", "train_00000.jpg", "张三")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match="run_b"):
+        load_documents((), [tmp_path / "run_a", tmp_path / "run_b"])
+    with pytest.raises(ValueError, match="empty"):
+        load_documents([tmp_path / "empty"], [tmp_path / "run_a"])

@@ -1,8 +1,10 @@
 """The replay report names every document sent straight through and every wrong field, per configuration, and
-records each document's routing and what its risk is made of."""
+records each document's routing and what its risk is made of; an OCR folder that is missing or empty is refused."""
 from __future__ import annotations
 
-from models.scorer.evaluate import Tally
+import pytest
+
+from models.scorer.evaluate import Tally, main
 from models.scorer.ocr_cache import CachedDocument
 
 
@@ -55,3 +57,12 @@ def test_tally_counts_fields_under_withheld_wordings_apart_on_such_draws() -> No
     assert t.report()["withheld_wordings"] == {"fields": 2, "right": 1, "sure": 1, "sure_wrong": 1,
                                                "other_fields": 1, "other_right": 1, "other_sure": 1,
                                                "other_sure_wrong": 0}
+
+
+def test_an_ocr_folder_that_is_missing_or_empty_is_refused_not_scored(tmp_path, capsys) -> None:
+    """A mistyped folder would otherwise report F1 1.0 over no documents."""
+    (tmp_path / "empty").mkdir()
+    for folder in (tmp_path / "missing", tmp_path / "empty"):
+        with pytest.raises(SystemExit):
+            main(["--ocr", str(folder), "--config", "default=configs/default.yaml"])
+        assert str(folder) in capsys.readouterr().err
