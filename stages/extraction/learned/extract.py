@@ -3,6 +3,7 @@ features (ERNIE-Layout's probabilities among them), the scorer's
 P, the joint assignment; the chosen candidates go to the field assembler with P as their score."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import date
 from functools import cached_property
@@ -13,6 +14,7 @@ import numpy as np
 from stages.contracts.fields import FIELD_KEYS
 from stages.contracts.types import TextLine
 from stages.extraction.decisions import Proposal
+from stages.extraction.label_similarity import best_similarity
 from stages.extraction.learned.assign import RoleCells, Scored, assign, consistent, role_cells
 from stages.extraction.learned.candidates import Candidate, DocLines, merge, rule_candidates
 from stages.extraction.learned.date_reread import reread_dates
@@ -94,6 +96,10 @@ def vacant_p(scored: Sequence[Scored], chosen: dict[str, Candidate], cells: Role
 _CONNECTIVES = frozenset("为是自从")
 _SENTENCE_MARKS = frozenset(",;、。，；!！?？")  # not ".": leader dots are often read as one
 _LONGER_LABEL = 4  # CJK characters a longer label word may add after a known label (投保人证件号 + 码)
+# a wording printed as a label: a run of Chinese characters before its colon that no sentence leads into
+_BEFORE_COLON = re.compile(r"(?<![\u4e00-\u9fff,，;；、。])([\u4e00-\u9fff]{2,10})\s*[:：]")
+LABELLED_LIKE = 0.5  # an unknown wording at least this like one of a field's labels prints that field's label
+_ROLE_LEADS = {"投保": "policyholder", "被保": "insured", "受益": "beneficiary"}  # a role word's head: its person
 
 
 def _introduces(norm: str, end: int) -> bool:
@@ -114,8 +120,10 @@ def _introduces(norm: str, end: int) -> bool:
 
 def labelled_fields(texts: Iterable[str], lexicon: Lexicon) -> frozenset[str]:
     """The fields that a field or period label of ``lexicon`` printed as a label in ``texts`` (a document's lines)
-    names (:func:`_introduces`; labels are matched with the line's spaces removed, as OCR splits them). A field
-    left empty whose label is printed was more often misread than absent (``scorer.empty_kind``)."""
+    names (:func:`_introduces`; labels are matched with the line's spaces removed, as OCR splits them), and those
+    that a wording outside ``lexicon`` before a colon is at least ``LABELLED_LIKE`` like a label of (an insurer's own
+    ``身故保险金受益人：`` where the lexicon holds only ``受益人``'s other forms). A field left empty whose label is
+    printed was more often misread than absent (``scorer.empty_kind``)."""
     out: set[str] = set()
     for text in texts:
         norm, _, comp, at = normalized(text)  # as the rules' text boxes read it
@@ -123,7 +131,22 @@ def labelled_fields(texts: Iterable[str], lexicon: Lexicon) -> frozenset[str]:
             label = lexicon.labels.get(m.group())
             if label is not None and label.kind in ("field", "period") and _introduces(norm, at[m.end() - 1] + 1):
                 out.update(k for k in label.fields if k)
+        for m in _BEFORE_COLON.finditer(norm):
+            word = m.group(1)
+            if lexicon.pattern.search(word) is None:  # a lexicon word in it is read above, or names no field
+                out.update(_like_labels(word, lexicon))
     return frozenset(out)
+
+
+def _like_labels(word: str, lexicon: Lexicon) -> set[str]:
+    """The field (or fields, tied) of whose labels ``word`` is the most like one, if at least ``LABELLED_LIKE``;
+    where it names a person's role (投保, 被保, 受益), among that person's fields only (投保人证件号码 is as like
+    被保险人证件号码 as a label can be)."""
+    role = next((r for lead, r in _ROLE_LEADS.items() if lead in word), None)
+    sims = {k: best_similarity(word, lexicon.by_field.get(k, ())) for k in FIELD_KEYS
+            if role is None or k.startswith(role + "_")}
+    best = max(sims.values(), default=0.0)
+    return {k for k, v in sims.items() if v == best} if best >= LABELLED_LIKE else set()
 
 
 def reading_issues(c: Candidate, cands: Sequence[Candidate]) -> tuple[str, ...]:

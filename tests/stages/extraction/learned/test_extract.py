@@ -1,11 +1,13 @@
 """The vacant P of a field the learned decision leaves empty: the best candidate the rest of the assignment leaves
-room for, not one whose span or value another field holds."""
+room for, not one whose span or value another field holds; the fields whose label a document prints, known to the
+lexicon or like enough its labels; a value's reading issues."""
 from __future__ import annotations
 
 from stages.contracts.fields import FIELD_KEYS
+from stages.extraction.label_similarity import best_similarity
 from stages.extraction.learned.assign import RoleCells, Scored
 from stages.extraction.learned.candidates import Candidate
-from stages.extraction.learned.extract import labelled_fields, reading_issues, vacant_p
+from stages.extraction.learned.extract import LABELLED_LIKE, labelled_fields, reading_issues, vacant_p
 from stages.extraction.rules.lexicon import FULL_LEXICON, build_lexicon, extend_lexicon, withheld_lexicon
 
 
@@ -50,7 +52,8 @@ def test_labelled_fields_are_those_a_printed_field_or_period_label_names() -> No
     assert {"issue_date", "effective_date", "expiry_date", "policyholder_name"} <= got
     assert "policyholder_phone" not in got  # a distractor's label (客服电话) names no field of ours
     assert labelled_fields([], FULL_LEXICON) == frozenset()
-    # a wording the document's lexicon lacks is no label there; one an adapted folder learned is
+    # a wording the document's lexicon lacks, and that is not like enough its labels, is no label there; one an
+    # adapted folder learned is
     assert "issue_date" not in labelled_fields(["出具日期：2024-01-01"], FULL_LEXICON)
     adapted = extend_lexicon(FULL_LEXICON, [("出具日期", "issue_date")])
     assert "issue_date" in labelled_fields(["出具日期：2024-01-01"], adapted)
@@ -75,3 +78,17 @@ def test_a_label_mentioned_inside_a_sentence_is_not_printed_as_a_label() -> None
     shorter = build_lexicon(["投保人证件号码"])
     assert "policyholder_id_number" in labelled_fields(["投保人证件号码"], shorter)
     assert "policyholder_id_number" not in labelled_fields(["投保人证件号码的有效期限届满之日"], shorter)
+
+
+def test_an_unknown_wording_before_its_colon_prints_the_label_of_the_fields_it_is_like() -> None:
+    """A field left empty under a wording the lexicon lacks is not taken for absent as readily: the wording, like
+    enough one of the field's labels, counts as the field's label (the value below it may have been lost)."""
+    lexicon = build_lexicon(["受益人", "身故保险金受益人"])  # every lexicon word inside the wording withheld
+    assert best_similarity("身故保险金受益人", lexicon.by_field["beneficiary_name"]) >= LABELLED_LIKE
+    for text in ("身故保险金受益人：···", "身故保险金受益人 ：", "2. 身故保险金受益人:"):
+        assert labelled_fields([text], lexicon) == {"beneficiary_name"}, text
+    # no label: a sentence's end before a colon, a heading like no field's labels, a wording not like enough
+    assert labelled_fields(["兹据投保人的申请，本公司同意承保：", "温馨提示：", "承保对象：金晨"], lexicon) == frozenset()
+    # a wording that names a role labels that person's field it is most like, not the other person's
+    lexicon = build_lexicon(["投保人证件号码", "投保人"])
+    assert labelled_fields(["投保人证件号码：——"], lexicon) == {"policyholder_id_number"}
