@@ -145,7 +145,7 @@ def _like_labels(word: str, lexicon: Lexicon) -> set[str]:
     role = next((r for lead, r in _ROLE_LEADS.items() if lead in word), None)
     sims = {k: best_similarity(word, lexicon.by_field.get(k, ())) for k in FIELD_KEYS
             if role is None or k.startswith(role + "_")}
-    best = max(sims.values(), default=0.0)
+    best = max(sims.values())  # every role has fields
     return {k for k, v in sims.items() if v == best} if best >= LABELLED_LIKE else set()
 
 
