@@ -176,8 +176,8 @@ class ExtractionStage:
         lexicon = self.document_lexicon(ln.text for page in lines for ln in page)
         sizes = [(p.width, p.height) for p in pages]
         ernie = run_extractor(self.model, lines, sizes) if self.model is not None else None
-        return document_candidates(lines, sizes, today, lexicon, self.chars if self.label_reread else None, ernie,
-                                   by_rules, self.redecode)
+        return document_candidates(lines, sizes, today, lexicon, self.chars, ernie, by_rules, self.redecode,
+                                   self.label_reread)
 
     def learned_candidates(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page],
                            today: date) -> dict[str, list[Proposal]]:

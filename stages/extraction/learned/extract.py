@@ -52,17 +52,20 @@ class DocumentCandidates:
 def document_candidates(lines: Sequence[Sequence[TextLine]], page_sizes: Sequence[tuple[float, float]], today: date,
                         lexicon: Lexicon = FULL_LEXICON, chars: Optional[CharDict] = None,
                         ernie: Optional[Sequence[Optional["Extraction"]]] = None,
-                        by_rules: Optional[RulesDecision] = None, redecode: bool = True) -> DocumentCandidates:
+                        by_rules: Optional[RulesDecision] = None, redecode: bool = True,
+                        label_reread: bool = True) -> DocumentCandidates:
     """Candidates and features of one document (the one path used by training and at runtime). With ``chars``,
-    label lines are re-read against the lexicon first (``extraction.label_reread``), as the rules do, and dates that
-    lost a numeral are read again from their frames (``learned/date_reread.py``; not with ``redecode`` off). ``ernie``:
+    label lines are re-read against the lexicon first (``extraction.label_reread``; not with ``label_reread`` off),
+    as the rules do, and dates that lost a numeral are read again from their frames (``learned/date_reread.py``;
+    not with ``redecode`` off). ``ernie``:
     per page ERNIE-Layout's reading (:func:`~stages.extraction.learned.ernie_evidence.run_extractor`; None for a
     page it failed on); without it the ERNIE features are NaN and ERNIE offers no candidates. ``by_rules``: the
     document's rule decision where the caller made it already
-    (:func:`~stages.extraction.rule_decision.rules_decision` of the same lines, lexicon and ``chars``)."""
+    (:func:`~stages.extraction.rule_decision.rules_decision` of the same lines and lexicon, ``chars`` where labels
+    are re-read)."""
     doc = DocLines.build(lines, page_sizes)
     if by_rules is None:
-        by_rules = rules_decision(doc.flat, today, lexicon, chars)
+        by_rules = rules_decision(doc.flat, today, lexicon, chars if label_reread else None)
     evidence = ErnieEvidence(doc, ernie, today) if ernie is not None else ErnieEvidence.missing(doc)
     reread = reread_dates(doc, today, chars) if chars is not None and redecode else []
     cands = merge(rule_candidates(doc, by_rules) + detector_candidates(doc, today, lexicon) + reread

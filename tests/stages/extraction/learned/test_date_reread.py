@@ -96,7 +96,10 @@ def test_document_candidates_read_dates_again_unless_redecoding_is_off(chars):
     sizes = [(1000.0, 1400.0)]
     on = document_candidates([[line]], sizes, TODAY, chars=chars)
     off = document_candidates([[line]], sizes, TODAY, chars=chars, redecode=False)
+    no_label_reread = document_candidates([[line]], sizes, TODAY, chars=chars, label_reread=False)
     assert {c.value for c in on.candidates if c.strategy == STRATEGY} == {"2022-03-11"}
+    # label re-reading is a setting of its own: without it dates are still read again
+    assert {c.value for c in no_label_reread.candidates if c.strategy == STRATEGY} == {"2022-03-11"}
     assert not [c for c in off.candidates if c.strategy == STRATEGY]
     assert on.features.shape[1] == off.features.shape[1]
 
