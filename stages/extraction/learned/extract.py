@@ -20,7 +20,7 @@ from stages.extraction.learned.candidates import Candidate, DocLines, merge, rul
 from stages.extraction.learned.date_reread import reread_dates
 from stages.extraction.learned.detectors import detector_candidates
 from stages.extraction.learned.ernie_evidence import ErnieEvidence
-from stages.extraction.learned.features import featurize
+from stages.extraction.learned.features import ROLE_OF, featurize
 from stages.extraction.learned.scorer import Scorer
 from stages.extraction.rule_decision import rules_decision
 from stages.extraction.rules.extract import RulesDecision
@@ -102,7 +102,6 @@ _LONGER_LABEL = 4  # CJK characters a longer label word may add after a known la
 # a wording printed as a label: a run of Chinese characters before its colon that no sentence leads into
 _BEFORE_COLON = re.compile(r"(?<![\u4e00-\u9fff,，;；、。])([\u4e00-\u9fff]{2,10})\s*[:：]")
 LABELLED_LIKE = 0.5  # an unknown wording at least this like one of a field's labels prints that field's label
-_ROLE_LEADS = {"投保": "policyholder", "被保": "insured", "受益": "beneficiary"}  # a role word's head: its person
 
 
 def _introduces(norm: str, end: int) -> bool:
@@ -145,7 +144,7 @@ def _like_labels(word: str, lexicon: Lexicon) -> set[str]:
     """The field (or fields, tied) of whose labels ``word`` is the most like one, if at least ``LABELLED_LIKE``;
     where it names a person's role (投保, 被保, 受益), among that person's fields only (投保人证件号码 is as like
     被保险人证件号码 as a label can be)."""
-    role = next((r for lead, r in _ROLE_LEADS.items() if lead in word), None)
+    role = next((r for lead, r in ROLE_OF.items() if lead in word), None)
     sims = {k: best_similarity(word, lexicon.by_field.get(k, ())) for k in FIELD_KEYS
             if role is None or k.startswith(role + "_")}
     best = max(sims.values())  # every role has fields

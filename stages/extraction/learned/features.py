@@ -30,7 +30,7 @@ STRATEGIES = ("label", "label_right", "label_below", "narrative", "pattern", "un
               "legal_heirs", "name", "address", "ernie")
 ROLES = ("policyholder", "insured", "beneficiary")
 _ROLE_RE = re.compile(r"投保|被保|受益|代理|业务员|营销员|经办|客户经理|服务人员|销售人员")
-_ROLE_OF = {"投保": "policyholder", "被保": "insured", "受益": "beneficiary"}
+ROLE_OF = {"投保": "policyholder", "被保": "insured", "受益": "beneficiary"}  # a role word's head: its person
 _LABEL_RUN = re.compile(r"[\u4e00-\u9fffA-Za-z()/（）]+")
 _CONNECTORS = "至到~-—"
 _AFTER = {"起": 1.0, "止": 2.0}
@@ -68,7 +68,7 @@ def _role(text: str) -> Optional[str]:
     """The role the last role word of ``text`` names (``other`` for agents and staff), or None."""
     found = None
     for m in _ROLE_RE.finditer(text):
-        found = _ROLE_OF.get(m.group(), "other")
+        found = ROLE_OF.get(m.group(), "other")
     return found
 
 
