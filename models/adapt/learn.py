@@ -24,6 +24,7 @@ class Learned:
     wordings: Counter = field(default_factory=Counter)
     fields: Counter = field(default_factory=Counter)  # known, learned, no_label, not_found
     labelled: Counter = field(default_factory=Counter)  # per field: documents where a known or learned label was
+    texts: list[str] = field(default_factory=list)  # per document: its boxes' text, whitespace removed
 
 
 def combined(parts: Iterable[Learned]) -> Learned:
@@ -33,6 +34,7 @@ def combined(parts: Iterable[Learned]) -> Learned:
         out.wordings.update(part.wordings)
         out.fields.update(part.fields)
         out.labelled.update(part.labelled)
+        out.texts.extend(part.texts)
     return out
 
 
@@ -55,6 +57,7 @@ def learn(docs: Sequence[LabelledDocument], lexicon: Lexicon = FULL_LEXICON, tod
     today = today or date.today()
     out = Learned()
     for doc in docs:
+        out.texts.append("\n".join(compact(b.text) for b in doc.boxes))
         values = {compact(c.value) for c in doc.corrections}
         for c in doc.corrections:
             places = _places(doc, c, today)
@@ -74,16 +77,38 @@ def learn(docs: Sequence[LabelledDocument], lexicon: Lexicon = FULL_LEXICON, tod
     return out
 
 
-MIN_SHARE = 0.3  # a wording must introduce the field in this share of the documents where a label did
+MIN_SHARE = 0.3  # a wording must introduce the field in this share of the documents where a label did,
+MIN_PRECISION = 0.5  # or in this share of the documents that print it at all (one insurer among several),
+MIN_TAUGHT = 2  # in this many documents at least
+
+
+def printed_in(learned: Learned, text: str) -> int:
+    """The corrected documents whose OCR text holds ``text``."""
+    needle = compact(text)
+    return sum(needle in t for t in learned.texts)
+
+
+def kept(learned: Learned, key: str, text: str, count: int) -> bool:
+    """Whether a wording that introduced ``key`` in ``count`` documents (by any relation) is kept: it is the
+    field's wording in at least :data:`MIN_SHARE` of the documents where the field's value had a label (known or
+    learned), or in at least :data:`MIN_PRECISION` of the documents that print it and in :data:`MIN_TAUGHT` of
+    them. The first keeps the wording of a folder of one form; the second that of each insurer in a folder of
+    several, whose wordings each introduce the field in a few documents only. A stray aside that stood next to a
+    value whose labelled form the OCR lost is printed on the other documents of its layout too, where it
+    introduces nothing, and fails both."""
+    if count >= MIN_SHARE * learned.labelled[key]:
+        return True
+    printed = printed_in(learned, text)
+    return count >= MIN_TAUGHT and count >= MIN_PRECISION * printed
 
 
 def wordings_json(learned: Learned) -> dict[str, list[dict[str, Any]]]:
-    """Per field, its wordings, most frequent first; a wording seen in fewer than :data:`MIN_SHARE` of the
-    documents where the field's value had a label (known or learned) is left out as noise (a stray aside in one
-    document whose OCR lost the value's labelled form)."""
-    labelled = learned.labelled
+    """Per field, its wordings, most frequent first, each :func:`kept` (the others are noise)."""
+    taught: Counter = Counter()
+    for (key, text, _), count in learned.wordings.items():
+        taught[(key, text)] += count
     out: dict[str, list[dict[str, Any]]] = {}
     for (key, text, relation), count in sorted(learned.wordings.items(), key=lambda kv: (kv[0][0], -kv[1], kv[0])):
-        if count >= MIN_SHARE * labelled[key]:
+        if kept(learned, key, text, taught[(key, text)]):
             out.setdefault(key, []).append({"wording": text, "relation": relation, "count": count})
     return out

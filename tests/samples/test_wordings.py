@@ -15,17 +15,18 @@ from stages.extraction.rules.lexicon import FULL_LEXICON
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "configs" / "withheld_wordings.yaml"
+SECOND = ROOT / "configs" / "withheld_wordings_2.yaml"
 
 
-def test_shipped_wordings_are_in_no_lexicon_and_no_generator_list() -> None:
-    wordings = load_wordings(SHIPPED)
+def test_shipped_wordings_are_in_no_lexicon_no_generator_list_and_no_other_set() -> None:
     known = generator_wordings()
     seen: set[str] = set()
-    for field, words in wordings.items():
-        for text in words:
-            assert text not in FULL_LEXICON.labels and FULL_LEXICON.pattern.fullmatch(text) is None, (field, text)
-            assert text not in known and text not in seen
-            seen.add(text)
+    for path in (SHIPPED, SECOND):
+        for field, words in load_wordings(path).items():
+            for text in words:
+                assert text not in FULL_LEXICON.labels and FULL_LEXICON.pattern.fullmatch(text) is None, (field, text)
+                assert text not in known and text not in seen, (path.name, text)
+                seen.add(text)
 
 
 def test_loading_rejects_unknown_fields_known_wordings_and_bad_entries(tmp_path: Path) -> None:

@@ -102,13 +102,3 @@ def test_train_labels_writes_the_manifest(ledger, tmp_path, capfd) -> None:
     summary = json.loads(capfd.readouterr().out.strip().splitlines()[-1])
     assert summary["documents"] == 2 and summary["checked"] == []
     assert not (tmp_path / "out" / "ernie").exists()
-
-
-def test_a_wording_seen_in_a_small_share_of_the_documents_is_left_out() -> None:
-    from models.adapt.learn import MIN_SHARE, Learned, wordings_json
-
-    learned = Learned()
-    learned.labelled.update({"premium": 10, "insured_name": 1})
-    learned.wordings.update({("premium", "旁注", "same_line_prefix"): 1, ("insured_name", "联络对象", "right_of"): 1})
-    assert 1 < MIN_SHARE * 10
-    assert wordings_json(learned) == {"insured_name": [{"wording": "联络对象", "relation": "right_of", "count": 1}]}

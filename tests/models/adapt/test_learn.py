@@ -1,0 +1,55 @@
+"""Which learned wordings a label folder keeps: the wording of one form, and each insurer's in a folder of several."""
+from __future__ import annotations
+
+from models.adapt.labelled import Correction, LabelledDocument
+from models.adapt.learn import MIN_PRECISION, MIN_SHARE, MIN_TAUGHT, Learned, combined, learn, wordings_json
+from models.adapt.locate import Box
+
+_NAMES = ["王小明", "李华", "张伟", "刘洋", "陈静", "杨帆", "赵磊", "周敏", "吴昊", "孙悦"]
+
+
+def _doc(i: int, label: str, aside: str = "") -> LabelledDocument:
+    """One corrected document: ``label`` left of the insured's name, an optional aside printed under it."""
+    name = _NAMES[i]
+    boxes = [Box(0, 0, label, 50, 100, 50 + 24 * len(label), 130), Box(0, 1, name, 300, 100, 372, 130)]
+    if aside:
+        boxes.append(Box(0, 2, aside, 50, 400, 50 + 24 * len(aside), 430))
+    return LabelledDocument(f"d{i}.jpg", tuple(boxes), (Correction("insured_name", name, name, None),))
+
+
+def _kept(docs: list[LabelledDocument]) -> set[str]:
+    learned = combined(learn([d]) for d in docs)
+    return {w["wording"] for w in wordings_json(learned).get("insured_name", [])}
+
+
+def test_each_insurers_wording_is_kept_in_a_folder_of_several() -> None:
+    # eight documents of a form with the shipped label, two of an insurer that prints its own wording
+    docs = [_doc(i, "被保险人") for i in range(8)] + [_doc(8, "受保对象"), _doc(9, "受保对象")]
+    assert 2 < MIN_SHARE * 10  # the share of the folder alone would leave it out
+    assert MIN_TAUGHT <= 2
+    assert _kept(docs) == {"受保对象"}
+
+
+def test_a_wording_taught_once_in_a_folder_of_several_is_left_out() -> None:
+    docs = [_doc(i, "被保险人") for i in range(8)] + [_doc(8, "受保对象"), _doc(9, "保障人员")]
+    assert _kept(docs) == set()
+
+
+def test_an_aside_every_document_prints_is_left_out_where_it_introduced_the_value_twice() -> None:
+    # two documents whose labelled form was lost: the aside stood next to the value there, and it is printed on
+    # every document of the layout, so it introduces the field in too few of the documents that print it
+    docs = [_doc(i, "被保险人", aside="温馨提示") for i in range(8)] + [_doc(8, "温馨提示"), _doc(9, "温馨提示")]
+    assert 2 < MIN_PRECISION * 10
+    assert _kept(docs) == set()
+
+
+def test_a_folder_of_one_form_keeps_its_wording_from_one_document() -> None:
+    assert _kept([_doc(0, "受保对象")]) == {"受保对象"}
+
+
+def test_a_wording_seen_in_a_small_share_of_the_documents_is_left_out() -> None:
+    learned = Learned()
+    learned.labelled.update({"premium": 10, "insured_name": 1})
+    learned.wordings.update({("premium", "旁注", "same_line_prefix"): 1, ("insured_name", "联络对象", "right_of"): 1})
+    assert 1 < MIN_SHARE * 10
+    assert wordings_json(learned) == {"insured_name": [{"wording": "联络对象", "relation": "right_of", "count": 1}]}
