@@ -37,8 +37,9 @@ _NOT_READING = ("extraction", "review", "output", "engine", "batch", "watch", "s
 _NOT_READING_PREDICTOR = ("cpu_threads", "profile")  # how many threads read a page does not change the reading
 
 
-# files of configs/ that are no docpipe configuration: the generator's withheld wordings (samples/synth/wordings.py)
-NOT_CONFIGS = ("withheld_wordings.yaml",)
+# files of configs/ that are no docpipe configuration: the generator's two sets of withheld wordings
+# (samples/synth/wordings.py)
+NOT_CONFIGS = ("withheld_wordings.yaml", "withheld_wordings_2.yaml")
 
 
 def shipped_configs(directory: Path = Path("configs")) -> list[Path]:
