@@ -16,7 +16,7 @@ from typing import Any, Optional, Sequence
 
 from models.adapt.check import check_wordings
 from models.adapt.labelled import read_label_folder
-from models.adapt.learn import combined, learn, wordings_json
+from models.adapt.learn import combined, learn, left_out_json, wordings_json
 from stages.extraction.adapted import FORMAT_VERSION, MANIFEST, SCORER_SUBDIR
 
 log = logging.getLogger(__name__)
@@ -51,6 +51,7 @@ def write_adapted(labels: Path, out: Path, command: Sequence[str], extra: Option
         "command": list(command),
         "fields": dict(sorted(learned.fields.items())),
         "wordings": wordings_json(learned),
+        "left_out": left_out_json(learned),  # taught, but in too few documents or where it is printed too often
         # too few corrections to hold some back for a calibration of its own (docs/adaptation.md)
         "calibration": {"calibrated": False, "reason": "no held-back corrections"},
         # fields whose learned wordings read held-out corrected documents right: the shipped calibrators vouch
@@ -91,6 +92,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     manifest = write_adapted(args.labels, args.out, json.loads(args.command), extra, not args.no_scorer, args.weight)
     summary = {k: manifest[k] for k in ("learned", "fields", "wordings", "seconds")}
     summary["checked"] = manifest["checked"]["fields"]  # fields whose documents may go straight through
+    summary["left_out"] = sum(len(v) for v in manifest["left_out"].values())  # the wordings: adapted.json
     if "scorer" in manifest:
         summary["scorer"] = {k: v for k, v in manifest["scorer"].items() if k in ("refit", "rows", "weights", "reason")}
     summary["documents"] = manifest["labels"]["documents"]

@@ -102,13 +102,30 @@ def kept(learned: Learned, key: str, text: str, count: int) -> bool:
     return count >= MIN_TAUGHT and count >= MIN_PRECISION * printed
 
 
-def wordings_json(learned: Learned) -> dict[str, list[dict[str, Any]]]:
-    """Per field, its wordings, most frequent first, each :func:`kept` (the others are noise)."""
+def _taught(learned: Learned) -> Counter:
+    """Per (field, wording): the documents in which the wording introduced the field, by any relation."""
     taught: Counter = Counter()
     for (key, text, _), count in learned.wordings.items():
         taught[(key, text)] += count
+    return taught
+
+
+def wordings_json(learned: Learned) -> dict[str, list[dict[str, Any]]]:
+    """Per field, its wordings, most frequent first, each :func:`kept` (the others are noise)."""
+    taught = _taught(learned)
     out: dict[str, list[dict[str, Any]]] = {}
     for (key, text, relation), count in sorted(learned.wordings.items(), key=lambda kv: (kv[0][0], -kv[1], kv[0])):
         if kept(learned, key, text, taught[(key, text)]):
             out.setdefault(key, []).append({"wording": text, "relation": relation, "count": count})
+    return out
+
+
+def left_out_json(learned: Learned) -> dict[str, list[dict[str, Any]]]:
+    """Per field, the wordings taught but not :func:`kept`, most taught first: ``count``, the documents in which
+    each introduced the field; ``printed``, the documents whose OCR text holds it. What more corrections of the
+    same form would teach (a wording taught once needs a second document), or a stray word left out."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for (key, text), count in sorted(_taught(learned).items(), key=lambda kv: (kv[0][0], -kv[1], kv[0][1])):
+        if not kept(learned, key, text, count):
+            out.setdefault(key, []).append({"wording": text, "count": count, "printed": printed_in(learned, text)})
     return out

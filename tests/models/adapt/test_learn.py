@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from models.adapt.labelled import Correction, LabelledDocument
-from models.adapt.learn import MIN_PRECISION, MIN_SHARE, MIN_TAUGHT, Learned, combined, learn, wordings_json
+from models.adapt.learn import (MIN_PRECISION, MIN_SHARE, MIN_TAUGHT, Learned, combined, learn, left_out_json,
+                                wordings_json)
 from models.adapt.locate import Box
 
 _NAMES = ["王小明", "李华", "张伟", "刘洋", "陈静", "杨帆", "赵磊", "周敏", "吴昊", "孙悦"]
@@ -30,9 +31,12 @@ def test_each_insurers_wording_is_kept_in_a_folder_of_several() -> None:
     assert _kept(docs) == {"受保对象"}
 
 
-def test_a_wording_taught_once_in_a_folder_of_several_is_left_out() -> None:
+def test_a_wording_taught_once_in_a_folder_of_several_is_left_out_and_listed() -> None:
     docs = [_doc(i, "被保险人") for i in range(8)] + [_doc(8, "受保对象"), _doc(9, "保障人员")]
     assert _kept(docs) == set()
+    left = left_out_json(combined(learn([d]) for d in docs))
+    assert left == {"insured_name": [{"wording": "保障人员", "count": 1, "printed": 1},
+                                     {"wording": "受保对象", "count": 1, "printed": 1}]}
 
 
 def test_an_aside_every_document_prints_is_left_out_where_it_introduced_the_value_twice() -> None:
