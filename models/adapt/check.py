@@ -1,10 +1,10 @@
 """Leave-one-out check of an adapted folder's learned wordings: each corrected document is read by the rules with
 the wordings learned from the *other* corrected documents, and every field they decide through a learned wording is
 compared with the reviewer's value. A field whose learned wordings were right on at least :data:`MIN_RIGHT` held-out
-documents and never wrong is *checked*: at run time the shipped calibrators then vouch for it
-(stages/extraction/adapted.py; docs/adaptation.md, "Routing"). A wording that the shipped lexicon prints inside a
-label of another field of the same kind (日期 in 生效日期 and 签发日期) is ambiguous on other layouts, whatever the
-corrected documents show: its field is never checked."""
+documents and never wrong, each wording taught by at least that many documents, is *checked*: at run time the
+shipped calibrators then vouch for it (stages/extraction/adapted.py; docs/adaptation.md, "Routing"). A wording that
+the shipped lexicon prints inside a label of another field of the same kind (日期 in 生效日期 and 签发日期) is
+ambiguous on other layouts, whatever the corrected documents show: its field is never checked."""
 from __future__ import annotations
 
 import logging
@@ -37,8 +37,11 @@ def ambiguous(key: str, wording: str) -> bool:
 def check_wordings(each: Sequence[Learned], records: Sequence[dict], today: Optional[date] = None) -> dict[str, Any]:
     """The manifest's ``checked`` entry: per field, held-out documents where the rules read it through a learned
     wording ``right`` (the corrected value) or ``wrong`` (another value, or one where the reviewer left it empty),
-    ``ambiguous``: fields with a learned wording :func:`ambiguous` names, and ``fields``: those with
-    ``right >= MIN_RIGHT`` and ``wrong == 0``, less the ambiguous ones. ``each[i]`` is what corrected document ``i``
+    ``ambiguous``: fields with a learned wording :func:`ambiguous` names, ``untested``: fields with a wording
+    fewer than ``MIN_RIGHT`` documents taught (one insurer's two corrected documents in a mixed folder: with one
+    of them held out, the other alone does not keep the wording, so no held-out document was read through it),
+    and ``fields``: those with ``right >= MIN_RIGHT`` and ``wrong == 0``, less the ambiguous and the untested
+    ones. ``each[i]`` is what corrected document ``i``
     alone taught (:func:`models.adapt.learn.learn` of it), ``records[i]`` its JSON."""
     today = today or date.today()
     right: Counter = Counter()
@@ -56,11 +59,20 @@ def check_wordings(each: Sequence[Learned], records: Sequence[dict], today: Opti
             if m is None or not m.method.startswith(LEARNED_PREFIX) or key not in truth:
                 continue  # a field the reviewer's record does not speak for is no evidence either way
             (right if m.value is not None and m.value == truth[key] else wrong)[key] += 1
-    unsure = sorted({key for key, entries in wordings_json(combined(each)).items() for w in entries
-                     if ambiguous(key, w["wording"])})
+    kept = wordings_json(combined(each))
+    unsure = sorted({key for key, entries in kept.items() for w in entries if ambiguous(key, w["wording"])})
+    untested = sorted(key for key in kept if any(n < MIN_RIGHT for n in _taught(kept[key]).values()))
     keys = sorted(set(right) | set(wrong))
-    checked = [k for k in keys if right[k] >= MIN_RIGHT and not wrong[k] and k not in unsure]
+    checked = [k for k in keys if right[k] >= MIN_RIGHT and not wrong[k] and k not in unsure and k not in untested]
     log.info("learned wordings checked on held-out corrections: %d fields vouched of %d read", len(checked), len(keys))
     return {"method": METHOD, "min_right": MIN_RIGHT,
             "per_field": {k: {"right": right[k], "wrong": wrong[k]} for k in keys}, "ambiguous": unsure,
-            "fields": checked}
+            "untested": untested, "fields": checked}
+
+
+def _taught(entries: Sequence[dict]) -> Counter:
+    """Per wording of one field's kept entries, the documents that taught it (over its relations)."""
+    out: Counter = Counter()
+    for w in entries:
+        out[w["wording"]] += int(w["count"])
+    return out

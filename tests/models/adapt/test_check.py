@@ -65,3 +65,14 @@ def test_a_wording_the_lexicon_shares_between_fields_of_one_kind_is_never_vouche
     assert checked["per_field"]["issue_date"]["right"] >= MIN_RIGHT and not checked["per_field"]["issue_date"]["wrong"]
     assert checked["ambiguous"] == ["issue_date"] and "issue_date" not in checked["fields"]
     assert "insured_name" in checked["fields"]
+
+
+def test_a_wording_too_few_documents_taught_keeps_its_field_unvouched(records) -> None:
+    # a mixed folder: one insurer's two documents print the insured under a wording of their own; with one of them
+    # held out, the other alone does not keep it, so no held-out document was read through it
+    other = [_record(generate_document(35, "dev", i, family="fs_columns")[1]) for i in range(2)]
+    checked = _check(records + other)
+    assert "insured_name" in checked["untested"] and "insured_name" not in checked["fields"]
+    counts = checked["per_field"]["insured_name"]
+    assert counts["right"] >= MIN_RIGHT and counts["wrong"] == 0  # the other insurer's wording read them right
+    assert "policyholder_address" in checked["fields"]
