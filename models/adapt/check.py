@@ -38,10 +38,10 @@ def check_wordings(each: Sequence[Learned], records: Sequence[dict], today: Opti
     """The manifest's ``checked`` entry: per field, held-out documents where the rules read it through a learned
     wording ``right`` (the corrected value) or ``wrong`` (another value, or one where the reviewer left it empty),
     ``ambiguous``: fields with a learned wording :func:`ambiguous` names, ``untested``: fields with a wording
-    fewer than ``MIN_RIGHT`` documents taught (one insurer's two corrected documents in a mixed folder: with one
-    of them held out, the other alone does not keep the wording, so no held-out document was read through it),
-    and ``fields``: those with ``right >= MIN_RIGHT`` and ``wrong == 0``, less the ambiguous and the untested
-    ones. ``each[i]`` is what corrected document ``i``
+    fewer than ``MIN_RIGHT`` documents taught (kept because it is most of a small folder's wordings for the field:
+    with one of its documents held out, the others may not keep it, so no held-out document was read through it,
+    while another wording of the field was), and ``fields``: those with ``right >= MIN_RIGHT`` and
+    ``wrong == 0``, less the ambiguous and the untested ones. ``each[i]`` is what corrected document ``i``
     alone taught (:func:`models.adapt.learn.learn` of it), ``records[i]`` its JSON."""
     today = today or date.today()
     right: Counter = Counter()

@@ -79,7 +79,7 @@ def learn(docs: Sequence[LabelledDocument], lexicon: Lexicon = FULL_LEXICON, tod
 
 MIN_SHARE = 0.3  # a wording must introduce the field in this share of the documents where a label did,
 MIN_PRECISION = 0.5  # or in this share of the documents that print it at all (one insurer among several),
-MIN_TAUGHT = 2  # in this many documents at least
+MIN_TAUGHT = 3  # in this many documents at least (as many as the held-out check needs, models/adapt/check.py)
 
 
 def printed_in(learned: Learned, text: str) -> int:

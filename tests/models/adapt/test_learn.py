@@ -6,7 +6,8 @@ from models.adapt.learn import (MIN_PRECISION, MIN_SHARE, MIN_TAUGHT, Learned, c
                                 wordings_json)
 from models.adapt.locate import Box
 
-_NAMES = ["王小明", "李华", "张伟", "刘洋", "陈静", "杨帆", "赵磊", "周敏", "吴昊", "孙悦"]
+_NAMES = ["王小明", "李华", "张伟", "刘洋", "陈静", "杨帆", "赵磊", "周敏", "吴昊", "孙悦", "郑凯", "冯雪", "韩梅", "曹阳", "彭程",
+          "董洁"]
 
 
 def _doc(i: int, label: str, aside: str = "") -> LabelledDocument:
@@ -24,26 +25,27 @@ def _kept(docs: list[LabelledDocument]) -> set[str]:
 
 
 def test_each_insurers_wording_is_kept_in_a_folder_of_several() -> None:
-    # eight documents of a form with the shipped label, two of an insurer that prints its own wording
-    docs = [_doc(i, "被保险人") for i in range(8)] + [_doc(8, "受保对象"), _doc(9, "受保对象")]
-    assert 2 < MIN_SHARE * 10  # the share of the folder alone would leave it out
-    assert MIN_TAUGHT <= 2
+    # twelve documents of a form with the shipped label, three of an insurer that prints its own wording
+    docs = [_doc(i, "被保险人") for i in range(12)] + [_doc(12 + i, "受保对象") for i in range(3)]
+    assert 3 < MIN_SHARE * 15  # the share of the folder alone would leave it out
+    assert MIN_TAUGHT <= 3
     assert _kept(docs) == {"受保对象"}
 
 
-def test_a_wording_taught_once_in_a_folder_of_several_is_left_out_and_listed() -> None:
-    docs = [_doc(i, "被保险人") for i in range(8)] + [_doc(8, "受保对象"), _doc(9, "保障人员")]
+def test_a_wording_too_few_documents_taught_in_a_folder_of_several_is_left_out_and_listed() -> None:
+    docs = [_doc(i, "被保险人") for i in range(12)] + [_doc(12, "受保对象"), _doc(13, "受保对象"), _doc(14, "保障人员")]
+    assert MIN_TAUGHT > 2
     assert _kept(docs) == set()
     left = left_out_json(combined(learn([d]) for d in docs))
-    assert left == {"insured_name": [{"wording": "保障人员", "count": 1, "printed": 1},
-                                     {"wording": "受保对象", "count": 1, "printed": 1}]}
+    assert left == {"insured_name": [{"wording": "受保对象", "count": 2, "printed": 2},
+                                     {"wording": "保障人员", "count": 1, "printed": 1}]}
 
 
-def test_an_aside_every_document_prints_is_left_out_where_it_introduced_the_value_twice() -> None:
-    # two documents whose labelled form was lost: the aside stood next to the value there, and it is printed on
+def test_an_aside_every_document_prints_is_left_out_where_it_introduced_the_value_three_times() -> None:
+    # three documents whose labelled form was lost: the aside stood next to the value there, and it is printed on
     # every document of the layout, so it introduces the field in too few of the documents that print it
-    docs = [_doc(i, "被保险人", aside="温馨提示") for i in range(8)] + [_doc(8, "温馨提示"), _doc(9, "温馨提示")]
-    assert 2 < MIN_PRECISION * 10
+    docs = [_doc(i, "被保险人", aside="温馨提示") for i in range(12)] + [_doc(12 + i, "温馨提示") for i in range(3)]
+    assert 3 < MIN_PRECISION * 15
     assert _kept(docs) == set()
 
 
