@@ -12,7 +12,7 @@ from collections import Counter
 from datetime import date
 from typing import Any, Optional, Sequence
 
-from models.adapt.learn import Learned, combined, wordings_json
+from models.adapt.learn import Learned, combined, taught, wordings_json
 from models.adapt.refit import corrected_truth, record_lines
 from stages.extraction.field_specs import FIELDS
 from stages.extraction.rule_decision import rules_decision
@@ -59,20 +59,15 @@ def check_wordings(each: Sequence[Learned], records: Sequence[dict], today: Opti
             if m is None or not m.method.startswith(LEARNED_PREFIX) or key not in truth:
                 continue  # a field the reviewer's record does not speak for is no evidence either way
             (right if m.value is not None and m.value == truth[key] else wrong)[key] += 1
-    kept = wordings_json(combined(each))
+    folder = combined(each)
+    kept = wordings_json(folder)
     unsure = sorted({key for key, entries in kept.items() for w in entries if ambiguous(key, w["wording"])})
-    untested = sorted(key for key in kept if any(n < MIN_RIGHT for n in _taught(kept[key]).values()))
+    counts = taught(folder)
+    untested = sorted(key for key, entries in kept.items() if any(counts[(key, w["wording"])] < MIN_RIGHT
+                                                                   for w in entries))
     keys = sorted(set(right) | set(wrong))
     checked = [k for k in keys if right[k] >= MIN_RIGHT and not wrong[k] and k not in unsure and k not in untested]
     log.info("learned wordings checked on held-out corrections: %d fields vouched of %d read", len(checked), len(keys))
     return {"method": METHOD, "min_right": MIN_RIGHT,
             "per_field": {k: {"right": right[k], "wrong": wrong[k]} for k in keys}, "ambiguous": unsure,
             "untested": untested, "fields": checked}
-
-
-def _taught(entries: Sequence[dict]) -> Counter:
-    """Per wording of one field's kept entries, the documents that taught it (over its relations)."""
-    out: Counter = Counter()
-    for w in entries:
-        out[w["wording"]] += int(w["count"])
-    return out

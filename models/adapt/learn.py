@@ -102,7 +102,7 @@ def kept(learned: Learned, key: str, text: str, count: int) -> bool:
     return count >= MIN_TAUGHT and count >= MIN_PRECISION * printed
 
 
-def _taught(learned: Learned) -> Counter:
+def taught(learned: Learned) -> Counter:
     """Per (field, wording): the documents in which the wording introduced the field, by any relation."""
     taught: Counter = Counter()
     for (key, text, _), count in learned.wordings.items():
@@ -112,10 +112,10 @@ def _taught(learned: Learned) -> Counter:
 
 def wordings_json(learned: Learned) -> dict[str, list[dict[str, Any]]]:
     """Per field, its wordings, most frequent first, each :func:`kept` (the others are noise)."""
-    taught = _taught(learned)
+    counts = taught(learned)
     out: dict[str, list[dict[str, Any]]] = {}
     for (key, text, relation), count in sorted(learned.wordings.items(), key=lambda kv: (kv[0][0], -kv[1], kv[0])):
-        if kept(learned, key, text, taught[(key, text)]):
+        if kept(learned, key, text, counts[(key, text)]):
             out.setdefault(key, []).append({"wording": text, "relation": relation, "count": count})
     return out
 
@@ -125,7 +125,7 @@ def left_out_json(learned: Learned) -> dict[str, list[dict[str, Any]]]:
     each introduced the field; ``printed``, the documents whose OCR text holds it. What more corrections of the
     same form would teach (a wording taught once needs a second document), or a stray word left out."""
     out: dict[str, list[dict[str, Any]]] = {}
-    for (key, text), count in sorted(_taught(learned).items(), key=lambda kv: (kv[0][0], -kv[1], kv[0][1])):
+    for (key, text), count in sorted(taught(learned).items(), key=lambda kv: (kv[0][0], -kv[1], kv[0][1])):
         if not kept(learned, key, text, count):
             out.setdefault(key, []).append({"wording": text, "count": count, "printed": printed_in(learned, text)})
     return out
