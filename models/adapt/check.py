@@ -13,7 +13,7 @@ from datetime import date
 from typing import Any, Optional, Sequence
 
 from models.adapt.learn import Learned, combined, taught, wordings_json
-from models.adapt.refit import corrected_truth, record_lines
+from models.adapt.corrected import corrected_truth, record_lines
 from stages.extraction.field_specs import FIELDS
 from stages.extraction.rule_decision import rules_decision
 from stages.extraction.rules.extract import winners

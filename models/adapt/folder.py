@@ -26,19 +26,21 @@ def _write(out: Path, manifest: dict) -> None:
     (out / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
 
 
-def _refit(pairs: Sequence[tuple[Path, dict]], out: Path, weight: Optional[float]) -> dict[str, Any]:
+def _refit(pairs: Sequence[tuple[Path, dict]], out: Path, weight: Optional[float],
+           workers: Optional[int] = None) -> dict[str, Any]:
     from models.adapt.refit import CORRECTION_WEIGHT, refit
     from models.scorer.train import ROWS_FILE
     from stages.contracts.registry import resolve_weights_dir
 
     synthetic = resolve_weights_dir("docpipe_scorer", None) / ROWS_FILE
-    return refit(pairs, out, synthetic, CORRECTION_WEIGHT if weight is None else weight)
+    return refit(pairs, out, synthetic, CORRECTION_WEIGHT if weight is None else weight, workers=workers)
 
 
 def write_adapted(labels: Path, out: Path, command: Sequence[str], extra: Optional[dict[str, Any]] = None,
-                  scorer: bool = True, weight: Optional[float] = None) -> dict:
+                  scorer: bool = True, weight: Optional[float] = None, workers: Optional[int] = None) -> dict:
     """Learn from ``labels`` and write ``out/adapted.json``; with ``scorer``, refit the scorer into
-    ``out/scorer/`` (:mod:`.refit`, correction rows weighing ``weight``). Returns the manifest."""
+    ``out/scorer/`` (:mod:`.refit`, correction rows weighing ``weight``, the documents read by ``workers``
+    processes). Returns the manifest."""
     started = time.perf_counter()
     docs, skipped = read_label_folder(labels)
     records = [json.loads((labels / d.name).read_text(encoding="utf-8")) for d in docs]
@@ -63,7 +65,7 @@ def write_adapted(labels: Path, out: Path, command: Sequence[str], extra: Option
     shutil.rmtree(out / SCORER_SUBDIR, ignore_errors=True)  # never a refit of an earlier label folder
     _write(out, manifest)  # the wordings first: the refit reads the documents as the runtime will
     if scorer and docs:
-        entry = _refit([(labels / d.name, r) for d, r in zip(docs, records)], out, weight)
+        entry = _refit([(labels / d.name, r) for d, r in zip(docs, records)], out, weight, workers)
         manifest["scorer"] = entry
         if entry.get("refit"):
             manifest["learned"] = list(manifest["learned"]) + ["scorer"]
@@ -86,10 +88,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--ernie", action="store_true", help="OUT/ernie/ holds an ERNIE-Layout fine-tune")
     p.add_argument("--no-scorer", action="store_true", help="learn the wordings only (no scorer refit)")
     p.add_argument("--weight", type=float, default=None, help="weight of a correction row (default: refit.py)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="processes reading the corrected documents (default: one per usable core)")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     extra = {"learned": ["wordings", "ernie"]} if args.ernie else None
-    manifest = write_adapted(args.labels, args.out, json.loads(args.command), extra, not args.no_scorer, args.weight)
+    manifest = write_adapted(args.labels, args.out, json.loads(args.command), extra, not args.no_scorer, args.weight,
+                             args.workers)
     summary = {k: manifest[k] for k in ("learned", "fields", "wordings", "seconds")}
     summary["checked"] = manifest["checked"]["fields"]  # fields whose documents may go straight through
     summary["left_out"] = sum(len(v) for v in manifest["left_out"].values())  # the wordings: adapted.json

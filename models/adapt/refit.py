@@ -18,11 +18,10 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from models.adapt.reading import read_rows
 from models.scorer.fit import ROUNDS, fit, model_text
 from models.scorer.train import load_rows
-from stages.contracts.types import Page, TextLine
 from stages.extraction.adapted import SCORER_SUBDIR
-from stages.extraction.field_specs import FIELDS, normalize_field
 from stages.extraction.learned.scorer import MODEL_FILE
 
 log = logging.getLogger(__name__)
@@ -51,99 +50,32 @@ class CorrectedRows:
     from_record: int = 0  # documents whose image could not be read: the record's lines stood in
 
 
-def corrected_truth(record: dict, today: date) -> dict[str, Optional[str]]:
-    """Per field the record names: the corrected value as the field normalizer writes it (None = absent)."""
-    out: dict[str, Optional[str]] = {}
-    for key, f in (record.get("fields") or {}).items():
-        if key not in FIELDS:
-            continue
-        raw = f.get("value") if isinstance(f, dict) else None
-        if raw in (None, ""):
-            out[key] = None
-            continue
-        n = normalize_field(key, str(raw), today)
-        out[key] = n.value if n.value is not None else str(raw)
-    return out
-
-
-def _image_of(json_path: Path) -> Optional[Path]:
-    return next((p for p in sorted(json_path.parent.glob(json_path.stem + ".*"))
-                 if p.is_file() and p.suffix.lower() != ".json"), None)
-
-
-def record_lines(record: dict) -> tuple[list[list[TextLine]], list[Page]]:
-    """The record's own OCR lines and page sizes (``pages[*].lines``: text, score, polygon), each character
-    taking the line's score: for a document whose image cannot be read again."""
-    lines, pages = [], []
-    for i, page in enumerate(record.get("pages") or ()):
-        page_lines = []
-        for ln in (page or {}).get("lines") or ():
-            text, poly = ln.get("text") or "", ln.get("polygon")
-            if not text or not isinstance(poly, list) or len(poly) != 4:
-                continue
-            score = float(ln.get("score", 1.0))
-            page_lines.append(TextLine(text, score, np.asarray(poly, np.float32), (score,) * len(text)))
-        lines.append(page_lines)
-        shape = (int(page.get("height", 1)), int(page.get("width", 1)), 3)
-        pages.append(Page(i, np.broadcast_to(np.zeros((1, 1, 3), np.uint8), shape)))
-    return lines, pages
-
-
 def corrected_rows(pairs: Sequence[tuple[Path, dict]], adapted: Path, today: Optional[date] = None,
-                   config: Any = None) -> CorrectedRows:
+                   config: Any = None, workers: Optional[int] = None) -> CorrectedRows:
     """Feature rows and labels of each ``(json path, record)``, with the runtime configured on ``adapted`` (whose
     ``adapted.json`` already holds the learned wordings). The image is read again by the runtime's page flow
-    (lines with their character probabilities); where it cannot be, the record's own lines stand in."""
-    from pipeline.core.processor import DocumentProcessor
-    from stages.contracts.config import load_config
-    from stages.extraction.page_roles import page_role
-
-    today = today or date.today()
-    base = config if config is not None else load_config(None)
-    cfg = base.model_copy(update={"extraction": base.extraction.model_copy(update={"model_dir": Path(adapted)})})
-    proc = DocumentProcessor(cfg)
-    stage = proc.extractor.inner
-    xs, ys, used, skipped = [], [], [], []
-    from_record = 0
-    for path, record in pairs:
-        image = _image_of(path)
-        doc = proc.read([str(image)], [image.name])[0] if image is not None else None
-        if doc is not None and doc.error is None:
-            lines, pages = doc.lines, doc.pages
-        else:
-            lines, pages = record_lines(record)
-            from_record += 1
-        roles = [page_role(page_lines) for page_lines in lines]  # as RoleAwareFields offers them at runtime
-        offered = lines
-        if len(lines) > 1 and "schedule" in roles:
-            offered = [ls if r not in ("letter", "terms") else [] for ls, r in zip(lines, roles)]
-        dc = stage.learned_document(offered, pages, today)
-        truth = corrected_truth(record, today)
-        keep = [i for i, c in enumerate(dc.candidates) if c.key in truth]
-        if not keep:
-            skipped.append((path.name, "no candidate of a corrected field"))
-            continue
-        xs.append(dc.features[keep])
-        ys.append(np.array([float(c.value is not None and c.value == truth[c.key])
-                            for c in (dc.candidates[i] for i in keep)], np.float32))
-        used.append(path.name)
-    n = len(xs)
-    features = np.concatenate(xs) if n else np.zeros((0, 0), np.float32)
-    labels = np.concatenate(ys) if n else np.zeros(0, np.float32)
-    return CorrectedRows(features, labels, tuple(used), tuple(skipped), from_record)
+    (lines with their character probabilities); where it cannot be, the record's own lines stand in. ``workers``:
+    reading processes (default: :func:`~models.adapt.reading.reading_workers`); the rows do not depend on it."""
+    docs = read_rows(pairs, adapted, today or date.today(), config, workers)
+    used = [d for d in docs if d.skipped is None]
+    skipped = tuple((d.name, d.skipped) for d in docs if d.skipped is not None)
+    features = np.concatenate([d.features for d in used]) if used else np.zeros((0, 0), np.float32)
+    labels = np.concatenate([d.labels for d in used]) if used else np.zeros(0, np.float32)
+    return CorrectedRows(features, labels, tuple(d.name for d in used), skipped, sum(d.from_record for d in docs))
 
 
 def refit(pairs: Sequence[tuple[Path, dict]], adapted: Path, synthetic: Path,
           weight: float = CORRECTION_WEIGHT, today: Optional[date] = None, seed: int = 0,
-          rounds: int = ROUNDS) -> dict[str, Any]:
+          rounds: int = ROUNDS, workers: Optional[int] = None) -> dict[str, Any]:
     """Fit the scorer on the synthetic rows (``synthetic``: a ``rows.npz``, weight 1) and the corrected documents'
-    rows (weight ``weight``, scaled by :func:`correction_weight`); write it to ``adapted/scorer/scorer.txt``.
+    rows (weight ``weight``, scaled by :func:`correction_weight`; read by ``workers`` processes, default one per
+    usable core); write it to ``adapted/scorer/scorer.txt``.
     Returns the manifest's ``scorer`` entry (``{"refit": false, "reason": ...}`` when there is nothing to refit
     with)."""
     t0 = time.perf_counter()
     if not Path(synthetic).is_file():
         return {"refit": False, "reason": f"no synthetic training rows ({synthetic})"}
-    rows = corrected_rows(pairs, adapted, today)
+    rows = corrected_rows(pairs, adapted, today, workers=workers)
     skipped = [{"file": f, "reason": r} for f, r in rows.skipped]
     if not len(rows.labels) or not rows.labels.sum():
         return {"refit": False, "reason": "no corrected value among the candidates", "skipped": skipped}

@@ -44,6 +44,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="synthetic training pages mixed in (docpipe synth OUT --split train); keeps pre-training")
     p.add_argument("--rehearse-share", type=float, default=0.5, help="share of synthetic pages in the mixture")
     p.add_argument("--python", type=Path, default=None, help="training interpreter (has PaddleNLP)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="processes reading the corrected documents for the refit (default: one per usable core)")
     p.add_argument("--no-refit", action="store_true",
                    help="learn the label wordings only, without refitting the scorer (seconds instead of re-reading "
                         "the corrected images)")
@@ -66,6 +68,9 @@ def run(args: argparse.Namespace) -> int:
     if not args.labels.is_dir():
         sys.stderr.write(f"docpipe train: {args.labels} is not a folder\n")
         return 2
+    if args.workers is not None and args.workers < 1:
+        sys.stderr.write(f"docpipe train: --workers must be at least 1, not {args.workers}\n")
+        return 2
     from stages.extraction.adapted import ERNIE_SUBDIR
 
     if args.ernie:
@@ -81,6 +86,8 @@ def run(args: argparse.Namespace) -> int:
         cmd.append("--ernie")
     if args.no_refit:
         cmd.append("--no-scorer")
+    if args.workers is not None:
+        cmd += ["--workers", str(args.workers)]
     return int(subprocess.run(cmd, cwd=str(REPO_ROOT), env=_child_env()).returncode)
 
 

@@ -12,8 +12,8 @@ import pytest
 
 from models.adapt.folder import write_adapted
 from models.adapt.labelled import read_label_folder
-from models.adapt.refit import (CORRECTION_WEIGHT, SYNTHETIC_REFERENCE, corrected_rows, corrected_truth,
-                               correction_weight, record_lines)
+from models.adapt.corrected import corrected_truth, record_lines
+from models.adapt.refit import CORRECTION_WEIGHT, SYNTHETIC_REFERENCE, corrected_rows, correction_weight
 from models.scorer.fit import fit
 from models.scorer.train import ROWS_FILE, char_dict, load_rows
 from samples.synth.document import generate_document
