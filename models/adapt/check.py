@@ -2,7 +2,11 @@
 the wordings learned from the *other* corrected documents, and every field they decide through a learned wording is
 compared with the reviewer's value. A field whose learned wordings were right on at least :data:`MIN_RIGHT` held-out
 documents and never wrong, each wording taught by at least that many documents, is *checked*: at run time the
-shipped calibrators then vouch for it (stages/extraction/adapted.py; docs/adaptation.md, "Routing"). A wording that
+shipped calibrators then vouch for it (stages/extraction/adapted.py; docs/adaptation.md, "Routing"). A wording the
+whole folder keeps by precision alone (one insurer's among several, taught by as few as :data:`MIN_TAUGHT`
+documents) is read on a held-out document it taught with the other documents' teaching, the held-out one counted
+toward the folder's rule (:func:`models.adapt.learn.held_out_keeps`): else no document it taught would be read
+through it, and its field would stand on other wordings' checks. A wording that
 the shipped lexicon prints inside a label of another field of the same kind (日期 in 生效日期 and 签发日期) is
 ambiguous on other layouts, whatever the corrected documents show: its field is never checked."""
 from __future__ import annotations
@@ -12,7 +16,7 @@ from collections import Counter
 from datetime import date
 from typing import Any, Optional, Sequence
 
-from models.adapt.learn import Learned, combined, taught, wordings_json
+from models.adapt.learn import Learned, combined, held_out_keeps, kept_by_precision, taught, wordings_json
 from models.adapt.corrected import corrected_truth, record_lines
 from stages.extraction.field_specs import FIELDS
 from stages.extraction.rule_decision import rules_decision
@@ -44,13 +48,19 @@ def check_wordings(each: Sequence[Learned], records: Sequence[dict], today: Opti
     ``wrong == 0``, less the ambiguous and the untested ones. ``each[i]`` is what corrected document ``i``
     alone taught (:func:`models.adapt.learn.learn` of it), ``records[i]`` its JSON."""
     today = today or date.today()
+    folder = combined(each)
+    counts = taught(folder)
+    by_precision = sorted(kw for kw, n in counts.items() if kept_by_precision(folder, *kw, n))
     right: Counter = Counter()
     wrong: Counter = Counter()
     for i, record in enumerate(records):
         others = [e for j, e in enumerate(each) if j != i]
         if not others:
             continue
-        pairs = [(w["wording"], key) for key, entries in wordings_json(combined(others)).items() for w in entries]
+        rest = combined(others)
+        pairs = [(w["wording"], key) for key, entries in wordings_json(rest).items() for w in entries]
+        pairs += [(text, key) for key, text in by_precision
+                  if (text, key) not in pairs and held_out_keeps(rest, key, text)]
         if not pairs:
             continue
         decision = rules_decision(flat_lines(record_lines(record)[0]), today, extend_lexicon(FULL_LEXICON, pairs))
@@ -59,10 +69,8 @@ def check_wordings(each: Sequence[Learned], records: Sequence[dict], today: Opti
             if m is None or not m.method.startswith(LEARNED_PREFIX) or key not in truth:
                 continue  # a field the reviewer's record does not speak for is no evidence either way
             (right if m.value is not None and m.value == truth[key] else wrong)[key] += 1
-    folder = combined(each)
     kept = wordings_json(folder)
     unsure = sorted({key for key, entries in kept.items() for w in entries if ambiguous(key, w["wording"])})
-    counts = taught(folder)
     untested = sorted(key for key, entries in kept.items() if any(counts[(key, w["wording"])] < MIN_RIGHT
                                                                    for w in entries))
     keys = sorted(set(right) | set(wrong))

@@ -102,6 +102,22 @@ def kept(learned: Learned, key: str, text: str, count: int) -> bool:
     return count >= MIN_TAUGHT and count >= MIN_PRECISION * printed
 
 
+def kept_by_precision(learned: Learned, key: str, text: str, count: int) -> bool:
+    """Whether a :func:`kept` wording is kept by the precision test alone (one insurer's among several), not by its
+    share of the field's documents."""
+    return kept(learned, key, text, count) and count < MIN_SHARE * learned.labelled[key]
+
+
+def held_out_keeps(others: Learned, key: str, text: str) -> bool:
+    """Whether the documents other than a held-out one still teach a wording the whole folder keeps by precision
+    alone, as :func:`kept`'s precision test asks with the held-out document counted in: in at least
+    :data:`MIN_TAUGHT` - 1 of them, and in :data:`MIN_PRECISION` of those that print it. A wording that exactly
+    :data:`MIN_TAUGHT` documents taught is then read on each of them with the other two's teaching
+    (models/adapt/check.py)."""
+    count = taught(others)[(key, text)]
+    return count >= MIN_TAUGHT - 1 and count >= MIN_PRECISION * printed_in(others, text)
+
+
 def taught(learned: Learned) -> Counter:
     """Per (field, wording): the documents in which the wording introduced the field, by any relation."""
     taught: Counter = Counter()

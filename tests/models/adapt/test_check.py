@@ -76,3 +76,23 @@ def test_a_wording_too_few_documents_taught_keeps_its_field_unvouched(records) -
     counts = checked["per_field"]["insured_name"]
     assert counts["right"] >= MIN_RIGHT and counts["wrong"] == 0  # the other insurer's wording read them right
     assert "policyholder_address" in checked["fields"]
+
+
+def test_an_insurers_wording_three_documents_taught_is_read_on_each_of_them(records) -> None:
+    # a mixed folder: nine fs_ledger documents and three fs_columns ones, whose own wordings (保障对象, 契约号码,
+    # 保障起始日) are kept by precision alone. Each of the three is read with the other two's teaching, which the
+    # folder's rule, counting the held-out document in, keeps: their fields are checked on their own documents
+    ledger = records + [_record(generate_document(33, "dev", i, family="fs_ledger")[1]) for i in range(4, 9)]
+    columns = [_record(generate_document(35, "dev", i, family="fs_columns")[1]) for i in range(3)]
+    checked = _check(ledger + columns)
+    counts = checked["per_field"]
+    assert counts["insured_name"] == {"right": 12, "wrong": 0}  # 承保对象 on nine, 保障对象 on three
+    assert counts["policy_number"] == {"right": 3, "wrong": 0} and counts["effective_date"] == {"right": 3, "wrong": 0}
+    assert {"insured_name", "policy_number", "effective_date"} <= set(checked["fields"])
+    assert checked["untested"] == []
+
+
+def test_a_wording_two_documents_of_a_mixed_folder_taught_is_still_never_read(records) -> None:
+    columns = [_record(generate_document(35, "dev", i, family="fs_columns")[1]) for i in range(2)]
+    checked = _check(records + columns)
+    assert "policy_number" not in checked["per_field"]  # 契约号码, kept by no rule, reads no held-out document

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from models.adapt.labelled import Correction, LabelledDocument
-from models.adapt.learn import (MIN_PRECISION, MIN_SHARE, MIN_TAUGHT, Learned, combined, learn, left_out_json,
-                                wordings_json)
+from models.adapt.learn import (MIN_PRECISION, MIN_SHARE, MIN_TAUGHT, Learned, combined, held_out_keeps,
+                                kept_by_precision, learn, left_out_json, wordings_json)
 from models.adapt.locate import Box
 
 _NAMES = ["王小明", "李华", "张伟", "刘洋", "陈静", "杨帆", "赵磊", "周敏", "吴昊", "孙悦", "郑凯", "冯雪", "韩梅", "曹阳", "彭程",
@@ -59,3 +59,15 @@ def test_a_wording_seen_in_a_small_share_of_the_documents_is_left_out() -> None:
     learned.wordings.update({("premium", "旁注", "same_line_prefix"): 1, ("insured_name", "联络对象", "right_of"): 1})
     assert 1 < MIN_SHARE * 10
     assert wordings_json(learned) == {"insured_name": [{"wording": "联络对象", "relation": "right_of", "count": 1}]}
+
+
+def test_a_held_out_document_counts_toward_the_precision_test_of_the_wording_it_taught() -> None:
+    docs = [_doc(i, "被保险人") for i in range(12)] + [_doc(12 + i, "受保对象") for i in range(3)]
+    each = [learn([d]) for d in docs]
+    folder = combined(each)
+    assert kept_by_precision(folder, "insured_name", "受保对象", 3)
+    assert not kept_by_precision(combined(learn([d]) for d in docs[12:]), "insured_name", "受保对象", 3)  # by share
+    rest = combined(e for j, e in enumerate(each) if j != 12)  # one of the three held out
+    assert wordings_json(rest) == {}  # the other two alone are too few for the folder's rule
+    assert held_out_keeps(rest, "insured_name", "受保对象")
+    assert not held_out_keeps(combined(e for j, e in enumerate(each) if j not in (12, 13)), "insured_name", "受保对象")
