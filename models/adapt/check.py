@@ -16,7 +16,8 @@ from collections import Counter
 from datetime import date
 from typing import Any, Optional, Sequence
 
-from models.adapt.learn import Learned, combined, held_out_keeps, kept_by_precision, taught, wordings_json
+from models.adapt.learn import (Learned, combined, held_out_keeps, kept_by_precision, printed_in, taught,
+                               wordings_json)
 from models.adapt.corrected import corrected_truth, record_lines
 from stages.extraction.field_specs import FIELDS
 from stages.extraction.rule_decision import rules_decision
@@ -50,7 +51,8 @@ def check_wordings(each: Sequence[Learned], records: Sequence[dict], today: Opti
     today = today or date.today()
     folder = combined(each)
     counts = taught(folder)
-    by_precision = sorted(kw for kw, n in counts.items() if kept_by_precision(folder, *kw, n))
+    by_precision = {kw: printed_in(folder, kw[1]) for kw, n in sorted(counts.items())
+                    if kept_by_precision(folder, *kw, n)}  # each with the documents that print it
     right: Counter = Counter()
     wrong: Counter = Counter()
     for i, record in enumerate(records):
@@ -59,8 +61,9 @@ def check_wordings(each: Sequence[Learned], records: Sequence[dict], today: Opti
             continue
         rest = combined(others)
         pairs = [(w["wording"], key) for key, entries in wordings_json(rest).items() for w in entries]
-        pairs += [(text, key) for key, text in by_precision
-                  if (text, key) not in pairs and held_out_keeps(rest, key, text)]
+        mine = taught(each[i])  # what the held-out document taught and prints, counted out of the folder's
+        pairs += [(text, key) for (key, text), printed in by_precision.items() if (text, key) not in pairs
+                  and held_out_keeps(counts[(key, text)] - mine[(key, text)], printed - printed_in(each[i], text))]
         if not pairs:
             continue
         decision = rules_decision(flat_lines(record_lines(record)[0]), today, extend_lexicon(FULL_LEXICON, pairs))

@@ -108,14 +108,13 @@ def kept_by_precision(learned: Learned, key: str, text: str, count: int) -> bool
     return kept(learned, key, text, count) and count < MIN_SHARE * learned.labelled[key]
 
 
-def held_out_keeps(others: Learned, key: str, text: str) -> bool:
-    """Whether the documents other than a held-out one still teach a wording the whole folder keeps by precision
-    alone, as :func:`kept`'s precision test asks with the held-out document counted in: in at least
-    :data:`MIN_TAUGHT` - 1 of them, and in :data:`MIN_PRECISION` of those that print it. A wording that exactly
-    :data:`MIN_TAUGHT` documents taught is then read on each of them with the other two's teaching
-    (models/adapt/check.py)."""
-    count = taught(others)[(key, text)]
-    return count >= MIN_TAUGHT - 1 and count >= MIN_PRECISION * printed_in(others, text)
+def held_out_keeps(count: int, printed: int) -> bool:
+    """Whether a wording the whole folder keeps by precision alone is kept for a held-out reading, the held-out
+    document counted toward :func:`kept`'s precision test: the other documents taught it in ``count`` documents,
+    at least :data:`MIN_TAUGHT` - 1, and in :data:`MIN_PRECISION` of the ``printed`` ones whose text holds it. A
+    wording that exactly :data:`MIN_TAUGHT` documents taught is then read on each of them with the other two's
+    teaching (models/adapt/check.py)."""
+    return count >= MIN_TAUGHT - 1 and count >= MIN_PRECISION * printed
 
 
 def taught(learned: Learned) -> Counter:

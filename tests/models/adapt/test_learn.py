@@ -69,5 +69,6 @@ def test_a_held_out_document_counts_toward_the_precision_test_of_the_wording_it_
     assert not kept_by_precision(combined(learn([d]) for d in docs[12:]), "insured_name", "受保对象", 3)  # by share
     rest = combined(e for j, e in enumerate(each) if j != 12)  # one of the three held out
     assert wordings_json(rest) == {}  # the other two alone are too few for the folder's rule
-    assert held_out_keeps(rest, "insured_name", "受保对象")
-    assert not held_out_keeps(combined(e for j, e in enumerate(each) if j not in (12, 13)), "insured_name", "受保对象")
+    assert held_out_keeps(2, 2)  # taught by the other two, printed by them alone
+    assert not held_out_keeps(1, 1)  # a folder where only two documents teach it
+    assert not held_out_keeps(2, 5)  # printed by three more documents where it introduced nothing
