@@ -17,7 +17,7 @@ from datetime import date
 from typing import Any, Optional, Sequence
 
 from models.adapt.learn import (Learned, combined, held_out_keeps, kept_by_precision, printed_in, taught,
-                               wordings_json)
+                               without, wordings_json)
 from models.adapt.corrected import corrected_truth, record_lines
 from stages.extraction.field_specs import FIELDS
 from stages.extraction.rule_decision import rules_decision
@@ -51,19 +51,17 @@ def check_wordings(each: Sequence[Learned], records: Sequence[dict], today: Opti
     today = today or date.today()
     folder = combined(each)
     counts = taught(folder)
-    by_precision = {kw: printed_in(folder, kw[1]) for kw, n in sorted(counts.items())
-                    if kept_by_precision(folder, *kw, n)}  # each with the documents that print it
+    printed = Counter({text: printed_in(folder, text) for _, text in counts})  # once, not once a document
+    by_precision = [kw for kw, n in sorted(counts.items()) if kept_by_precision(folder, *kw, n)]
     right: Counter = Counter()
     wrong: Counter = Counter()
     for i, record in enumerate(records):
-        others = [e for j, e in enumerate(each) if j != i]
-        if not others:
+        if len(each) < 2:
             continue
-        rest = combined(others)
+        rest = without(folder, each[i], printed)  # the other documents' teaching
         pairs = [(w["wording"], key) for key, entries in wordings_json(rest).items() for w in entries]
-        mine = taught(each[i])  # what the held-out document taught and prints, counted out of the folder's
-        pairs += [(text, key) for (key, text), printed in by_precision.items() if (text, key) not in pairs
-                  and held_out_keeps(counts[(key, text)] - mine[(key, text)], printed - printed_in(each[i], text))]
+        pairs += [(text, key) for key, text in by_precision if (text, key) not in pairs
+                  and held_out_keeps(rest, key, text)]
         if not pairs:
             continue
         decision = rules_decision(flat_lines(record_lines(record)[0]), today, extend_lexicon(FULL_LEXICON, pairs))

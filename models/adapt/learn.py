@@ -25,6 +25,9 @@ class Learned:
     fields: Counter = field(default_factory=Counter)  # known, learned, no_label, not_found
     labelled: Counter = field(default_factory=Counter)  # per field: documents where a known or learned label was
     texts: list[str] = field(default_factory=list)  # per document: its boxes' text, whitespace removed
+    # per wording text, the documents whose text holds it, where counted ahead (:func:`without`); else
+    # :func:`printed_in` counts over ``texts``
+    printed: Optional[Counter] = None
 
 
 def combined(parts: Iterable[Learned]) -> Learned:
@@ -36,6 +39,15 @@ def combined(parts: Iterable[Learned]) -> Learned:
         out.labelled.update(part.labelled)
         out.texts.extend(part.texts)
     return out
+
+
+def without(folder: Learned, part: Learned, printed: Counter) -> Learned:
+    """``folder`` less one document's ``part`` (both :func:`combined` counts), with ``printed``, the folder's
+    :func:`printed_in` counts of the wordings that matter, carried over less the part's: what the other documents
+    taught, in time proportional to the number of wordings rather than of documents."""
+    left = Counter({t: n - sum(compact(t) in x for x in part.texts) for t, n in printed.items()})
+    return Learned(folder.wordings - part.wordings, folder.fields - part.fields, folder.labelled - part.labelled,
+                   [], left)
 
 
 def _places(doc: LabelledDocument, c: Correction, today: date) -> list[Located]:
@@ -84,6 +96,8 @@ MIN_TAUGHT = 3  # in this many documents at least (as many as the held-out check
 
 def printed_in(learned: Learned, text: str) -> int:
     """The corrected documents whose OCR text holds ``text``."""
+    if learned.printed is not None:
+        return learned.printed[text]
     needle = compact(text)
     return sum(needle in t for t in learned.texts)
 
@@ -108,13 +122,14 @@ def kept_by_precision(learned: Learned, key: str, text: str, count: int) -> bool
     return kept(learned, key, text, count) and count < MIN_SHARE * learned.labelled[key]
 
 
-def held_out_keeps(count: int, printed: int) -> bool:
+def held_out_keeps(rest: Learned, key: str, text: str) -> bool:
     """Whether a wording the whole folder keeps by precision alone is kept for a held-out reading, the held-out
-    document counted toward :func:`kept`'s precision test: the other documents taught it in ``count`` documents,
-    at least :data:`MIN_TAUGHT` - 1, and in :data:`MIN_PRECISION` of the ``printed`` ones whose text holds it. A
-    wording that exactly :data:`MIN_TAUGHT` documents taught is then read on each of them with the other two's
-    teaching (models/adapt/check.py)."""
-    return count >= MIN_TAUGHT - 1 and count >= MIN_PRECISION * printed
+    document counted toward :func:`kept`'s precision test: the other documents (``rest``) taught it in at least
+    :data:`MIN_TAUGHT` - 1 documents, and in :data:`MIN_PRECISION` of those whose text holds it. A wording that
+    exactly :data:`MIN_TAUGHT` documents taught is then read on each of them with the other two's teaching
+    (models/adapt/check.py)."""
+    count = taught(rest)[(key, text)]
+    return count >= MIN_TAUGHT - 1 and count >= MIN_PRECISION * printed_in(rest, text)
 
 
 def taught(learned: Learned) -> Counter:
