@@ -9,7 +9,8 @@ from datetime import date
 from typing import Any, Iterable, Optional, Sequence
 
 from stages.contracts.config import DocpipeConfig
-from stages.extraction.adapted import REASON_UNCALIBRATED, AdaptedFolder, is_adapted, load_adapted
+from stages.extraction.adapted import (REASON_UNCALIBRATED, ROUTED_AS_DEFAULT, AdaptedFolder, is_adapted,
+                                       load_adapted)
 from stages.extraction.assemble import FieldAssembler
 from stages.extraction.confidence import calibration_folder, load_calibrators
 from stages.extraction.decisions import Decision, Proposal, read_value
@@ -70,6 +71,7 @@ class ExtractionStage:
         self.adapted: Optional[AdaptedFolder] = load_adapted(ec.model_dir) if is_adapted(ec.model_dir) else None
         self.lexicon: Lexicon = extend_lexicon(FULL_LEXICON, self.adapted.pairs) if self.adapted else FULL_LEXICON
         self._drawn: Optional[tuple[str, Lexicon]] = None  # the last document's withheld lexicon, by its text
+        self._default: Optional["ExtractionStage"] = None  # this stage without its adapted folder, made on first use
         self.policy = dict(ec.policy) if ec.method == "hybrid" else {}
         check_policies(self.policy)
         self.model = None
@@ -282,5 +284,28 @@ class ExtractionStage:
                 for key, ev in diagnostics["evidence"].items())
                 or diagnostics.get("adapted_scorer", {}).get("decided_otherwise")):
             # learned evidence no held-out check vouched for, or a refit decision: the shipped calibrator never saw it
+            default = self._default_stage()
+            if default is not None:
+                plain = default(lines, pages)
+                if _same_outputs(plain.fields, fields):  # the folder changed nothing here: routed as without it
+                    return DocumentFields(plain.fields, plain.review_reasons,
+                                          {**plain.diagnostics, "adapted": ROUTED_AS_DEFAULT})
             reasons = [REASON_UNCALIBRATED] + reasons
         return DocumentFields(fields, reasons, diagnostics)
+
+    def _default_stage(self) -> Optional["ExtractionStage"]:
+        """This stage without its adapted folder (the shipped lexicon, scorer, ERNIE-Layout and calibrators; the
+        models shared, not loaded again), or None where the folder holds an ERNIE-Layout fine-tune, whose
+        evidence the default pipeline does not have (it would need the shipped weights loaded beside it)."""
+        if self.adapted is None or self.adapted.ernie_dir is not None or self.scorer is None:
+            return None
+        if self._default is None:
+            default = copy.copy(self)
+            default.adapted, default.lexicon, default.refit, default._drawn = None, FULL_LEXICON, None, None
+            self._default = default
+        return self._default
+
+
+def _same_outputs(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two decisions output the same value (or none) for every field."""
+    return all((a.get(k) or {}).get("value") == (b.get(k) or {}).get("value") for k in set(a) | set(b))

@@ -1,5 +1,5 @@
 """``extraction.model_dir`` naming an adapted folder: learned wordings used, marked uncalibrated unless their field
-passed the held-out check; a folder without
+passed the held-out check or the document's outputs are the default pipeline's (then routed as it); a folder without
 wordings changes nothing; a manifest this runtime cannot read is refused; a refit scorer in the folder decides, and
 a field it decides otherwise than the shipped scorer is uncalibrated while the others keep the shipped confidence."""
 from __future__ import annotations
@@ -16,7 +16,8 @@ from stages.contracts.config import DocpipeConfig
 from stages.contracts.registry import resolve_model, resolve_weights_dir
 from stages.contracts.types import Page, TextLine
 from stages.extraction.adapted import (
-    FORMAT_VERSION, MANIFEST, REASON_UNCALIBRATED, SCORER_SUBDIR, AdaptedFolderError, is_adapted, load_adapted,
+    FORMAT_VERSION, MANIFEST, REASON_UNCALIBRATED, ROUTED_AS_DEFAULT, SCORER_SUBDIR, AdaptedFolderError, is_adapted,
+    load_adapted,
 )
 from stages.extraction.learned.scorer import MODEL_FILE
 from stages.extraction.stage import ExtractionStage
@@ -55,26 +56,32 @@ def _run(chars: CharDict, doc, model_dir: Path | None, method: str = "learned"):
 
 def test_learned_wordings_decide_fields_and_mark_the_document_uncalibrated(chars, grid_doc, tmp_path) -> None:
     truth = grid_doc[2]
-    want = truth["fields"]["policyholder_name"]
     wordings = {"policyholder_name": [{"wording": "订约人", "relation": "right_of", "count": 1}],
                 "sum_insured": [{"wording": "赔付上限", "relation": "right_of", "count": 1}]}
-    adapted = _run(chars, grid_doc, _folder(tmp_path / "a", wordings))
-    assert adapted.fields["policyholder_name"]["value"] == want
-    assert adapted.fields["sum_insured"]["value"] == truth["fields"]["sum_insured"]
-    assert adapted.diagnostics["evidence"]["policyholder_name"]["how"].split(":")[-1].startswith("learned_")
-    assert adapted.review_reasons[0] == REASON_UNCALIBRATED
     calibrated = _run(chars, grid_doc, _folder(tmp_path / "c", wordings, calibrated=True))
-    assert REASON_UNCALIBRATED not in calibrated.review_reasons
+    assert calibrated.fields["policyholder_name"]["value"] == truth["fields"]["policyholder_name"]
+    assert calibrated.fields["sum_insured"]["value"] == truth["fields"]["sum_insured"]
+    assert calibrated.diagnostics["evidence"]["policyholder_name"]["how"].split(":")[-1].startswith("learned_")
+    assert REASON_UNCALIBRATED not in calibrated.review_reasons and "adapted" not in calibrated.diagnostics
+    # unvouched, the same wordings output what the default pipeline outputs on this page: the document is routed
+    # as the default routes it, with its confidence (docs/adaptation.md, "Routing")
+    plain, adapted = _run(chars, grid_doc, None), _run(chars, grid_doc, _folder(tmp_path / "a", wordings))
+    assert (adapted.fields, adapted.review_reasons) == (plain.fields, plain.review_reasons)
+    assert adapted.diagnostics["adapted"] == ROUTED_AS_DEFAULT
+    assert {k: (f or {}).get("value") for k, f in adapted.fields.items()} == \
+        {k: (f or {}).get("value") for k, f in calibrated.fields.items()}
 
 
 def test_fields_whose_wordings_passed_the_held_out_check_are_vouched_for(chars, grid_doc, tmp_path) -> None:
     wordings = {"policyholder_name": [{"wording": "订约人", "relation": "right_of", "count": 4}],
                 "sum_insured": [{"wording": "赔付上限", "relation": "right_of", "count": 4}]}
     one = _run(chars, grid_doc, _folder(tmp_path / "one", wordings, checked=("policyholder_name",)))
-    assert REASON_UNCALIBRATED in one.review_reasons  # sum_insured, decided through an unchecked wording
+    assert one.diagnostics["adapted"] == ROUTED_AS_DEFAULT  # sum_insured, through an unchecked wording
     both = _run(chars, grid_doc, _folder(tmp_path / "both", wordings, checked=("policyholder_name", "sum_insured")))
-    assert REASON_UNCALIBRATED not in both.review_reasons
-    assert both.fields == one.fields  # the check changes routing, never a value or its confidence
+    assert REASON_UNCALIBRATED not in both.review_reasons and "adapted" not in both.diagnostics
+    assert both.diagnostics["evidence"]["sum_insured"]["how"].split(":")[-1].startswith("learned_")
+    assert {k: (f or {}).get("value") for k, f in both.fields.items()} == \
+        {k: (f or {}).get("value") for k, f in one.fields.items()}  # the check changes routing, never a value
     assert load_adapted(tmp_path / "both").checked == frozenset({"policyholder_name", "sum_insured"})
     rules = _run(chars, grid_doc, tmp_path / "both", method="rules")  # the rules alone are never vouched for
     assert rules.fields["policyholder_name"]["value"] == grid_doc[2]["fields"]["policyholder_name"]
