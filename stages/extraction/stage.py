@@ -72,6 +72,9 @@ class ExtractionStage:
         self.lexicon: Lexicon = extend_lexicon(FULL_LEXICON, self.adapted.pairs) if self.adapted else FULL_LEXICON
         self._drawn: Optional[tuple[str, Lexicon]] = None  # the last document's withheld lexicon, by its text
         self._default: Optional["ExtractionStage"] = None  # this stage without its adapted folder, made on first use
+        # the last document's lines, page sizes and ERNIE-Layout reading, shared with the default stage (the same
+        # model): a document decided with and without the folder is read by ERNIE-Layout once
+        self._ernie_memo: list[Any] = []
         self.policy = dict(ec.policy) if ec.method == "hybrid" else {}
         check_policies(self.policy)
         self.model = None
@@ -177,7 +180,14 @@ class ExtractionStage:
 
         lexicon = self.document_lexicon(ln.text for page in lines for ln in page)
         sizes = [(p.width, p.height) for p in pages]
-        ernie = run_extractor(self.model, lines, sizes) if self.model is not None else None
+        ernie = None
+        if self.model is not None:
+            memo = self._ernie_memo
+            if memo and memo[0] is lines and memo[1] == sizes:
+                ernie = memo[2]
+            else:
+                ernie = run_extractor(self.model, lines, sizes)
+                memo[:] = [lines, sizes, ernie]
         return document_candidates(lines, sizes, today, lexicon, self.chars, ernie, by_rules, self.redecode,
                                    self.label_reread)
 

@@ -165,3 +165,17 @@ def test_a_refit_scorer_decides_and_only_its_own_decisions_are_uncalibrated(char
     for key in agreed:  # a value both scorers decide keeps the shipped, calibrated confidence
         assert adapted.fields[key]["value"] == plain.fields[key]["value"]
         assert adapted.fields[key]["confidence"] == plain.fields[key]["confidence"]
+
+
+def test_a_document_decided_with_and_without_the_folder_is_read_by_ernie_once(chars, grid_doc, tmp_path) -> None:
+    wordings = {"policyholder_name": [{"wording": "订约人", "relation": "right_of", "count": 1}]}
+    cfg = DocpipeConfig.model_validate({"extraction": {"model_dir": str(_folder(tmp_path / "a", wordings))}})
+    stage = ExtractionStage(cfg, chars)
+    calls = []
+    read = stage.model.extract_batch
+    stage.model.extract_batch = lambda pages: calls.append(len(pages)) or read(pages)
+    out = stage(*grid_doc[:2])
+    assert out.diagnostics["adapted"] == ROUTED_AS_DEFAULT  # decided twice
+    assert calls == [1]
+    stage([list(grid_doc[0][0])], grid_doc[1])  # another document's lines (here a copy) are read again
+    assert calls == [1, 1]
