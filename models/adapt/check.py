@@ -51,17 +51,16 @@ def check_wordings(each: Sequence[Learned], records: Sequence[dict], today: Opti
     today = today or date.today()
     folder = combined(each)
     counts = taught(folder)
-    printed = Counter({text: printed_in(folder, text) for _, text in counts})  # once, not once a document
+    printed = Counter({text: printed_in(folder, text) for text in {t for _, t in counts}})  # once, not per document
     by_precision = [kw for kw, n in sorted(counts.items()) if kept_by_precision(folder, *kw, n)]
     right: Counter = Counter()
     wrong: Counter = Counter()
-    for i, record in enumerate(records):
-        if len(each) < 2:
-            continue
+    for i, record in enumerate(records if len(each) > 1 else ()):  # one document has no other to learn from
         rest = without(folder, each[i], printed)  # the other documents' teaching
+        rest_counts = taught(rest)
         pairs = [(w["wording"], key) for key, entries in wordings_json(rest).items() for w in entries]
         pairs += [(text, key) for key, text in by_precision if (text, key) not in pairs
-                  and held_out_keeps(rest, key, text)]
+                  and held_out_keeps(rest_counts[(key, text)], printed_in(rest, text))]
         if not pairs:
             continue
         decision = rules_decision(flat_lines(record_lines(record)[0]), today, extend_lexicon(FULL_LEXICON, pairs))

@@ -110,26 +110,32 @@ def kept(learned: Learned, key: str, text: str, count: int) -> bool:
     several, whose wordings each introduce the field in a few documents only. A stray aside that stood next to a
     value whose labelled form the OCR lost is printed on the other documents of its layout too, where it
     introduces nothing, and fails both."""
-    if count >= MIN_SHARE * learned.labelled[key]:
-        return True
-    printed = printed_in(learned, text)
-    return count >= MIN_TAUGHT and count >= MIN_PRECISION * printed
+    return _by_share(learned, key, count) or _precise(count, printed_in(learned, text), MIN_TAUGHT)
+
+
+def _by_share(learned: Learned, key: str, count: int) -> bool:
+    return count >= MIN_SHARE * learned.labelled[key]
+
+
+def _precise(count: int, printed: int, at_least: int) -> bool:
+    """The precision test: taught in ``at_least`` documents, and in :data:`MIN_PRECISION` of the ``printed`` ones
+    whose text holds the wording."""
+    return count >= at_least and count >= MIN_PRECISION * printed
 
 
 def kept_by_precision(learned: Learned, key: str, text: str, count: int) -> bool:
     """Whether a :func:`kept` wording is kept by the precision test alone (one insurer's among several), not by its
     share of the field's documents."""
-    return kept(learned, key, text, count) and count < MIN_SHARE * learned.labelled[key]
+    return not _by_share(learned, key, count) and kept(learned, key, text, count)
 
 
-def held_out_keeps(rest: Learned, key: str, text: str) -> bool:
+def held_out_keeps(count: int, printed: int) -> bool:
     """Whether a wording the whole folder keeps by precision alone is kept for a held-out reading, the held-out
-    document counted toward :func:`kept`'s precision test: the other documents (``rest``) taught it in at least
-    :data:`MIN_TAUGHT` - 1 documents, and in :data:`MIN_PRECISION` of those whose text holds it. A wording that
-    exactly :data:`MIN_TAUGHT` documents taught is then read on each of them with the other two's teaching
-    (models/adapt/check.py)."""
-    count = taught(rest)[(key, text)]
-    return count >= MIN_TAUGHT - 1 and count >= MIN_PRECISION * printed_in(rest, text)
+    document counted toward :func:`kept`'s precision test: the other documents taught it in ``count`` documents,
+    at least :data:`MIN_TAUGHT` - 1, and in :data:`MIN_PRECISION` of the ``printed`` ones whose text holds it. A
+    wording that exactly :data:`MIN_TAUGHT` documents taught is then read on each of them with the other two's
+    teaching (models/adapt/check.py)."""
+    return _precise(count, printed, MIN_TAUGHT - 1)
 
 
 def taught(learned: Learned) -> Counter:

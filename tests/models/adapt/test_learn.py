@@ -5,7 +5,8 @@ from collections import Counter
 
 from models.adapt.labelled import Correction, LabelledDocument
 from models.adapt.learn import (MIN_PRECISION, MIN_SHARE, MIN_TAUGHT, Learned, combined, held_out_keeps,
-                                kept_by_precision, learn, left_out_json, printed_in, without, wordings_json)
+                                kept_by_precision, learn, left_out_json, printed_in, taught, without,
+                                wordings_json)
 from models.adapt.locate import Box
 
 _NAMES = ["王小明", "李华", "张伟", "刘洋", "陈静", "杨帆", "赵磊", "周敏", "吴昊", "孙悦", "郑凯", "冯雪", "韩梅", "曹阳", "彭程",
@@ -74,12 +75,13 @@ def test_a_held_out_document_counts_toward_the_precision_test_of_the_wording_it_
     assert rest.wordings == combined(e for j, e in enumerate(each) if j != 12).wordings
     assert printed_in(rest, "受保对象") == 2 and rest.labelled["insured_name"] == 14
     assert wordings_json(rest) == {}  # the other two alone are too few for the folder's rule
-    assert held_out_keeps(rest, "insured_name", "受保对象")
+    assert held_out_keeps(taught(rest)[("insured_name", "受保对象")], printed_in(rest, "受保对象"))
     two = combined(e for j, e in enumerate(each) if j != 13)  # a folder where only two documents teach it
     rest = without(two, each[12], Counter({"受保对象": printed_in(two, "受保对象")}))
-    assert not held_out_keeps(rest, "insured_name", "受保对象")
+    assert not held_out_keeps(taught(rest)[("insured_name", "受保对象")], printed_in(rest, "受保对象"))
     aside = [_doc(i, "被保险人", aside="温馨提示") for i in range(12)] + [_doc(12 + i, "温馨提示") for i in range(3)]
     each = [learn([d]) for d in aside]
     folder = combined(each)
     rest = without(folder, each[12], Counter({"温馨提示": printed_in(folder, "温馨提示")}))
-    assert not held_out_keeps(rest, "insured_name", "温馨提示")  # printed on fourteen documents, taught on two
+    # printed on fourteen documents, taught on two
+    assert not held_out_keeps(taught(rest)[("insured_name", "温馨提示")], printed_in(rest, "温馨提示"))
