@@ -60,4 +60,14 @@ FEW_SHOT_FAMILIES: Mapping[str, FewShotFamily] = MappingProxyType({
         "beneficiary_name": "受益人", "sum_insured": "保险金额", "premium": "应缴金额",
         "effective_date": "保障起始日", "expiry_date": "终止日期", "issue_date": "签发日期",
     }, ("契约号码", "保障对象", "保障对象证件号", "应缴金额", "保障起始日"), ""),
+    # two label: value pairs a row; every person's role word, the address, both amounts and all three dates in
+    # new wordings, and an insurer and product label the lexicon lacks
+    "fs_pairs": _family("fs_pairs", "two_column", {
+        "policy_number": "单据编号", "insurer": "签发公司", "product_name": "保障项目", "policyholder_name": "契约人",
+        "policyholder_id_number": "契约人证件号码", "policyholder_phone": "契约人电话",
+        "policyholder_address": "联络处所", "insured_name": "保险对象", "insured_id_number": "保险对象证件号",
+        "beneficiary_name": "领款人", "sum_insured": "赔偿限额", "premium": "缴费额",
+        "effective_date": "保障开始日", "expiry_date": "止保日", "issue_date": "开单日",
+    }, ("单据编号", "签发公司", "保障项目", "契约人", "契约人证件号码", "契约人电话", "联络处所", "保险对象",
+        "保险对象证件号", "领款人", "赔偿限额", "缴费额", "保障开始日", "止保日", "开单日"), "："),
 })

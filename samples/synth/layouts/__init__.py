@@ -27,3 +27,4 @@ RENDERERS["fs_ledger"] = fs_ledger.render
 RENDERERS["fs_grid"] = ruled_table.render
 RENDERERS["fs_boxes"] = label_above.render
 RENDERERS["fs_columns"] = column_table.render
+RENDERERS["fs_pairs"] = two_column.render
