@@ -1,5 +1,10 @@
 """Learning label wordings from corrected documents: each corrected value's place in the OCR boxes, the label-like
-text that introduces it and by which layout relation (:mod:`.wordings`), counted per field over the documents."""
+text that introduces it and by which layout relation (:mod:`.wordings`), counted per field over the documents.
+
+A value that two corrected fields of a document share (a policyholder who is also the insured, an issue date that
+is the start date) is printed under each field's label, and where both labels are new the document alone cannot
+say which is which. Such a field's wordings are kept apart (``Learned.shared``) and resolved against what the
+documents without that doubt taught (:func:`resolved`)."""
 from __future__ import annotations
 
 from collections import Counter
@@ -28,6 +33,9 @@ class Learned:
     # per wording text, the documents whose text holds it, where counted ahead (:func:`without`); else
     # :func:`printed_in` counts over ``texts``
     printed: Optional[Counter] = None
+    # per (field, the new wordings at its value's places in order as (text, relation), the other fields sharing
+    # the value): the documents where a value two fields share had several new wordings (:func:`resolved`)
+    shared: Counter = field(default_factory=Counter)
 
 
 def combined(parts: Iterable[Learned]) -> Learned:
@@ -35,6 +43,7 @@ def combined(parts: Iterable[Learned]) -> Learned:
     out = Learned()
     for part in parts:
         out.wordings.update(part.wordings)
+        out.shared.update(part.shared)
         out.fields.update(part.fields)
         out.labelled.update(part.labelled)
         out.texts.extend(part.texts)
@@ -47,7 +56,7 @@ def without(folder: Learned, part: Learned, printed: Counter) -> Learned:
     taught, in time proportional to the number of wordings rather than of documents."""
     left = Counter({t: n - sum(compact(t) in x for x in part.texts) for t, n in printed.items()})
     return Learned(folder.wordings - part.wordings, folder.fields - part.fields, folder.labelled - part.labelled,
-                   [], left)
+                   [], left, folder.shared - part.shared)
 
 
 def _places(doc: LabelledDocument, c: Correction, today: date) -> list[Located]:
@@ -71,6 +80,8 @@ def learn(docs: Sequence[LabelledDocument], lexicon: Lexicon = FULL_LEXICON, tod
     for doc in docs:
         out.texts.append("\n".join(compact(b.text) for b in doc.boxes))
         values = {compact(c.value) for c in doc.corrections}
+        sharing = {c.key: frozenset(o.key for o in doc.corrections if o.key != c.key
+                                    and compact(o.value) == compact(c.value)) for c in doc.corrections}
         for c in doc.corrections:
             places = _places(doc, c, today)
             if not places:
@@ -83,7 +94,11 @@ def learn(docs: Sequence[LabelledDocument], lexicon: Lexicon = FULL_LEXICON, tod
                 out.fields["known"] += 1
             elif results:
                 out.fields["learned"] += 1
-                out.wordings[(c.key, results[0].text, results[0].relation)] += 1
+                options = tuple(dict.fromkeys((f.text, f.relation) for f in results))
+                if sharing[c.key] and len({t for t, _ in options}) > 1:
+                    out.shared[(c.key, options, sharing[c.key])] += 1
+                else:
+                    out.wordings[(c.key, results[0].text, results[0].relation)] += 1
             else:
                 out.fields["no_label"] += 1
     return out
@@ -138,10 +153,30 @@ def held_out_keeps(count: int, printed: int) -> bool:
     return _precise(count, printed, MIN_TAUGHT - 1)
 
 
+def resolved(learned: Learned) -> Counter:
+    """Per (field, wording, relation): the documents in which the wording introduced the field. A field whose value
+    another field of its document shares (``Learned.shared``) takes, of the new wordings at the value's places,
+    the first that documents without that doubt taught it and not more often one of the sharing fields; else
+    the first that they taught none of the sharing fields, where they taught one of them another of those
+    wordings; else none: nothing says which wording is whose."""
+    clear: Counter = Counter()
+    for (key, text, _), count in learned.wordings.items():
+        clear[(key, text)] += count
+    out = Counter(learned.wordings)
+    for (key, options, rivals), count in learned.shared.items():
+        claimed = {text: max(clear[(r, text)] for r in rivals) for text, _ in options}
+        own = [o for o in options if clear[(key, o[0])] > claimed[o[0]]]
+        free = [o for o in options if not claimed[o[0]]]
+        pick = own[0] if own else (free[0] if free and len(free) < len(options) else None)
+        if pick is not None:
+            out[(key, *pick)] += count
+    return out
+
+
 def taught(learned: Learned) -> Counter:
     """Per (field, wording): the documents in which the wording introduced the field, by any relation."""
     taught: Counter = Counter()
-    for (key, text, _), count in learned.wordings.items():
+    for (key, text, _), count in resolved(learned).items():
         taught[(key, text)] += count
     return taught
 
@@ -150,7 +185,7 @@ def wordings_json(learned: Learned) -> dict[str, list[dict[str, Any]]]:
     """Per field, its wordings, most frequent first, each :func:`kept` (the others are noise)."""
     counts = taught(learned)
     out: dict[str, list[dict[str, Any]]] = {}
-    for (key, text, relation), count in sorted(learned.wordings.items(), key=lambda kv: (kv[0][0], -kv[1], kv[0])):
+    for (key, text, relation), count in sorted(resolved(learned).items(), key=lambda kv: (kv[0][0], -kv[1], kv[0])):
         if kept(learned, key, text, counts[(key, text)]):
             out.setdefault(key, []).append({"wording": text, "relation": relation, "count": count})
     return out

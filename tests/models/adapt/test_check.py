@@ -96,3 +96,23 @@ def test_a_wording_two_documents_of_a_mixed_folder_taught_is_still_never_read(re
     columns = [_record(generate_document(35, "dev", i, family="fs_columns")[1]) for i in range(2)]
     checked = _check(records + columns)
     assert "policy_number" not in checked["per_field"]  # 契约号码, kept by no rule, reads no held-out document
+
+
+def test_a_form_whose_role_words_are_both_new_learns_each_persons_wording_from_self_insured_documents_too() -> None:
+    # fs_pairs prints every label in a new wording; on documents 0 and 2 the policyholder is the insured, so one name
+    # and one ID number stand under both role words, and on most the issue date is the start date
+    from models.adapt.learn import combined, taught, wordings_json
+
+    records = [_record(generate_document(33, "dev", i, family="fs_pairs")[1]) for i in range(5)]
+    fields = [r["fields"] for r in records]
+    assert fields[0]["insured_name"]["value"] == fields[0]["policyholder_name"]["value"]
+    assert fields[1]["insured_name"]["value"] != fields[1]["policyholder_name"]["value"]
+    each = [learn([parse_record(f"d{i}.json", r)], today=TODAY) for i, r in enumerate(records)]
+    kept = {k: {w["wording"] for w in ws} for k, ws in wordings_json(combined(each)).items()}
+    labels = FEW_SHOT_FAMILIES["fs_pairs"].labels
+    for key in ("policyholder_name", "insured_name", "policyholder_id_number", "insured_id_number",
+                "effective_date", "issue_date"):
+        assert kept[key] == {labels[key]}, key
+    assert taught(combined(each))[("insured_name", labels["insured_name"])] == 5  # the self-insured ones too
+    checked = check_wordings(each, records, TODAY)
+    assert {"policyholder_name", "insured_name", "effective_date", "issue_date"} <= set(checked["fields"])

@@ -85,3 +85,32 @@ def test_a_held_out_document_counts_toward_the_precision_test_of_the_wording_it_
     rest = without(folder, each[12], Counter({"温馨提示": printed_in(folder, "温馨提示")}))
     # printed on fourteen documents, taught on two
     assert not held_out_keeps(taught(rest)[("insured_name", "温馨提示")], printed_in(rest, "温馨提示"))
+
+
+def _two_people(i: int, same: bool) -> LabelledDocument:
+    """A form whose two role words are both new: 契约人 (policyholder) above 保障者 (insured), each left of a name;
+    with ``same`` the policyholder is the insured, and one name is printed under both."""
+    holder, insured = _NAMES[i], _NAMES[i] if same else _NAMES[i + 1]
+    boxes = [Box(0, 0, "契约人", 50, 100, 122, 130), Box(0, 1, holder, 300, 100, 372, 130),
+             Box(0, 2, "保障者", 50, 200, 122, 230), Box(0, 3, insured, 300, 200, 372, 230)]
+    return LabelledDocument(f"p{i}.jpg", tuple(boxes), (Correction("policyholder_name", holder, holder, None),
+                                                       Correction("insured_name", insured, insured, None)))
+
+
+def _names(learned: Learned) -> dict[str, set[str]]:
+    return {k: {w["wording"] for w in ws} for k, ws in wordings_json(learned).items()}
+
+
+def test_a_name_two_fields_share_takes_the_wordings_the_other_documents_taught() -> None:
+    # the value of the same person stands under both new role words: alone, that document says nothing of which is
+    # whose; with one document of two people beside it, each field takes its own wording
+    alone = learn([_two_people(0, same=True)])
+    assert _names(alone) == {} and sum(alone.shared.values()) == 2
+    folder = combined([learn([_two_people(0, same=True)]), learn([_two_people(2, same=True)]),
+                       learn([_two_people(4, same=False)])])
+    assert _names(folder) == {"policyholder_name": {"契约人"}, "insured_name": {"保障者"}}
+    assert taught(folder)[("insured_name", "保障者")] == 3 and taught(folder)[("insured_name", "契约人")] == 0
+    # held out, the document of two people leaves the other two unresolved: nothing is taught from them
+    each = [learn([_two_people(0, same=True)]), learn([_two_people(2, same=True)]), learn([_two_people(4, same=False)])]
+    rest = without(combined(each), each[2], Counter())
+    assert taught(rest) == Counter()
