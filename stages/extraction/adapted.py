@@ -25,9 +25,6 @@ SCORER_SUBDIR = "scorer"  # a refit scorer: scorer.txt (stages/extraction/learne
 RELATIONS = ("same_line_prefix", "right_of", "below", "table_header", "row_label")
 # review reason ``uncalibrated:<source>``: a field was decided by evidence the shipped calibrator was not fitted on
 REASON_UNCALIBRATED = "uncalibrated:adapted"
-# diagnostics ``adapted``: the folder's unvouched evidence changed no output value of the document, so the
-# document carries the default pipeline's fields, confidence and routing
-ROUTED_AS_DEFAULT = "routed_as_default"
 
 
 class AdaptedFolderError(ValueError):

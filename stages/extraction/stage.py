@@ -9,8 +9,8 @@ from datetime import date
 from typing import Any, Iterable, Optional, Sequence
 
 from stages.contracts.config import DocpipeConfig
-from stages.extraction.adapted import (REASON_UNCALIBRATED, ROUTED_AS_DEFAULT, AdaptedFolder, is_adapted,
-                                       load_adapted)
+from stages.extraction.adapted import REASON_UNCALIBRATED, AdaptedFolder, is_adapted, load_adapted
+from stages.extraction.as_default import merged, same_values
 from stages.extraction.assemble import FieldAssembler
 from stages.extraction.confidence import calibration_folder, load_calibrators
 from stages.extraction.decisions import Decision, Proposal, read_value
@@ -289,19 +289,28 @@ class ExtractionStage:
             # the per-field policy decides where a disagreement is a review reason; the assembler routes it
             flagged = {reason.split(":", 1)[1] for reason in disagree}
             fields, reasons, diagnostics = self.assembler.assemble(cands, lines, today, flag_disagreement=flagged)
-        if self.adapted is not None and not self.adapted.calibrated and (any(
-                LEARNED_PREFIX in str(ev.get("how", "")) and not self._vouched(key)
-                for key, ev in diagnostics["evidence"].items())
-                or diagnostics.get("adapted_scorer", {}).get("decided_otherwise")):
+        doubtful = self._doubtful(diagnostics)
+        if doubtful:
             # learned evidence no held-out check vouched for, or a refit decision: the shipped calibrator never saw it
             default = self._default_stage()
             if default is not None:
                 plain = default(lines, pages)
-                if _same_outputs(plain.fields, fields):  # the folder changed nothing here: routed as without it
-                    return DocumentFields(plain.fields, plain.review_reasons,
-                                          {**plain.diagnostics, "adapted": ROUTED_AS_DEFAULT})
+                if same_values(plain.fields, fields, doubtful):  # those fields as the default decides them
+                    a = self.assembler
+                    return DocumentFields(*merged((fields, diagnostics), (plain.fields, plain.diagnostics), doubtful,
+                                                  a.required, a.max_error_rate, a.threshold))
             reasons = [REASON_UNCALIBRATED] + reasons
         return DocumentFields(fields, reasons, diagnostics)
+
+    def _doubtful(self, diagnostics: dict[str, Any]) -> list[str]:
+        """The fields of an adapted folder without a calibration of its own that no calibrator speaks for: decided
+        through a learned wording no held-out check vouched for, or otherwise by the refit scorer than by the
+        shipped one."""
+        if self.adapted is None or self.adapted.calibrated:
+            return []
+        unvouched = {key for key, ev in diagnostics["evidence"].items()
+                     if LEARNED_PREFIX in str(ev.get("how", "")) and not self._vouched(key)}
+        return sorted(unvouched | set(diagnostics.get("adapted_scorer", {}).get("decided_otherwise", ())))
 
     def _default_stage(self) -> Optional["ExtractionStage"]:
         """This stage without its adapted folder (the shipped lexicon, scorer, ERNIE-Layout and calibrators; the
@@ -314,8 +323,3 @@ class ExtractionStage:
             default.adapted, default.lexicon, default.refit, default._drawn = None, FULL_LEXICON, None, None
             self._default = default
         return self._default
-
-
-def _same_outputs(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    """Whether two decisions output the same value (or none) for every field."""
-    return all((a.get(k) or {}).get("value") == (b.get(k) or {}).get("value") for k in set(a) | set(b))

@@ -1,5 +1,6 @@
 """``extraction.model_dir`` naming an adapted folder: learned wordings used, marked uncalibrated unless their field
-passed the held-out check or the document's outputs are the default pipeline's (then routed as it); a folder without
+passed the held-out check or the default pipeline outputs the same value (then that field is the default's, and the
+document is routed on both decisions' fields); a folder without
 wordings changes nothing; a manifest this runtime cannot read is refused; a refit scorer in the folder decides, and
 a field it decides otherwise than the shipped scorer is uncalibrated while the others keep the shipped confidence."""
 from __future__ import annotations
@@ -16,9 +17,9 @@ from stages.contracts.config import DocpipeConfig
 from stages.contracts.registry import resolve_model, resolve_weights_dir
 from stages.contracts.types import Page, TextLine
 from stages.extraction.adapted import (
-    FORMAT_VERSION, MANIFEST, REASON_UNCALIBRATED, ROUTED_AS_DEFAULT, SCORER_SUBDIR, AdaptedFolderError, is_adapted,
-    load_adapted,
+    FORMAT_VERSION, MANIFEST, REASON_UNCALIBRATED, SCORER_SUBDIR, AdaptedFolderError, is_adapted, load_adapted,
 )
+from stages.extraction.as_default import FIELDS_AS_DEFAULT
 from stages.extraction.learned.scorer import MODEL_FILE
 from stages.extraction.stage import ExtractionStage
 from stages.recognition.ctc import CharDict
@@ -63,11 +64,14 @@ def test_learned_wordings_decide_fields_and_mark_the_document_uncalibrated(chars
     assert calibrated.fields["sum_insured"]["value"] == truth["fields"]["sum_insured"]
     assert calibrated.diagnostics["evidence"]["policyholder_name"]["how"].split(":")[-1].startswith("learned_")
     assert REASON_UNCALIBRATED not in calibrated.review_reasons and "adapted" not in calibrated.diagnostics
-    # unvouched, the same wordings output what the default pipeline outputs on this page: the document is routed
-    # as the default routes it, with its confidence (docs/adaptation.md, "Routing")
+    # unvouched, the same wordings output what the default pipeline outputs on this page: those two fields are the
+    # default's, with its calibrated confidence and reasons (docs/adaptation.md, "Routing")
     plain, adapted = _run(chars, grid_doc, None), _run(chars, grid_doc, _folder(tmp_path / "a", wordings))
-    assert (adapted.fields, adapted.review_reasons) == (plain.fields, plain.review_reasons)
-    assert adapted.diagnostics["adapted"] == ROUTED_AS_DEFAULT
+    assert adapted.diagnostics["adapted"] == {FIELDS_AS_DEFAULT: ["policyholder_name", "sum_insured"]}
+    for key in ("policyholder_name", "sum_insured"):
+        assert adapted.fields[key] == plain.fields[key]
+        assert adapted.diagnostics["evidence"][key] == plain.diagnostics["evidence"][key]
+    assert REASON_UNCALIBRATED not in adapted.review_reasons
     assert {k: (f or {}).get("value") for k, f in adapted.fields.items()} == \
         {k: (f or {}).get("value") for k, f in calibrated.fields.items()}
 
@@ -76,7 +80,8 @@ def test_fields_whose_wordings_passed_the_held_out_check_are_vouched_for(chars, 
     wordings = {"policyholder_name": [{"wording": "订约人", "relation": "right_of", "count": 4}],
                 "sum_insured": [{"wording": "赔付上限", "relation": "right_of", "count": 4}]}
     one = _run(chars, grid_doc, _folder(tmp_path / "one", wordings, checked=("policyholder_name",)))
-    assert one.diagnostics["adapted"] == ROUTED_AS_DEFAULT  # sum_insured, through an unchecked wording
+    assert one.diagnostics["adapted"] == {FIELDS_AS_DEFAULT: ["sum_insured"]}  # through an unchecked wording
+    assert one.diagnostics["evidence"]["policyholder_name"]["how"].split(":")[-1].startswith("learned_")
     both = _run(chars, grid_doc, _folder(tmp_path / "both", wordings, checked=("policyholder_name", "sum_insured")))
     assert REASON_UNCALIBRATED not in both.review_reasons and "adapted" not in both.diagnostics
     assert both.diagnostics["evidence"]["sum_insured"]["how"].split(":")[-1].startswith("learned_")
@@ -175,7 +180,7 @@ def test_a_document_decided_with_and_without_the_folder_is_read_by_ernie_once(ch
     read = stage.model.extract_batch
     stage.model.extract_batch = lambda pages: calls.append(len(pages)) or read(pages)
     out = stage(*grid_doc[:2])
-    assert out.diagnostics["adapted"] == ROUTED_AS_DEFAULT  # decided twice
+    assert out.diagnostics["adapted"] == {FIELDS_AS_DEFAULT: ["policyholder_name"]}  # decided twice
     assert calls == [1]
     stage([list(grid_doc[0][0])], grid_doc[1])  # another document's lines (here a copy) are read again
     assert calls == [1, 1]
