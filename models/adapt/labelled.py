@@ -62,10 +62,19 @@ def parse_record(name: str, record: Any) -> LabelledDocument:
     return LabelledDocument(name, tuple(boxes), tuple(corrections))
 
 
+def _pages_key(doc: LabelledDocument) -> tuple:
+    """What a document's pages read: every line's page, text and extent (a scan submitted twice reads the same)."""
+    return tuple((b.page, b.text, round(b.x0), round(b.y0), round(b.x1), round(b.y1)) for b in doc.boxes)
+
+
 def read_label_folder(folder: Path) -> tuple[list[LabelledDocument], list[dict[str, str]]]:
-    """The labelled documents of ``folder`` (JSON + an image of the same stem) and the files skipped, with why."""
+    """The labelled documents of ``folder`` (JSON + an image of the same stem) and the files skipped, with why. A
+    document whose pages read exactly as an earlier one's (the same scan submitted twice, each corrected) is
+    skipped: counted twice, it would teach its wordings twice and confirm them on its own copy in the held-out
+    check (models/adapt/check.py)."""
     docs: list[LabelledDocument] = []
     skipped: list[dict[str, str]] = []
+    seen: dict[tuple, str] = {}
     stems_with_image = {p.stem for p in folder.iterdir() if p.is_file() and p.suffix.lower() != ".json"}
     for path in sorted(folder.glob("*.json")):
         if path.stem not in stems_with_image:
@@ -73,7 +82,14 @@ def read_label_folder(folder: Path) -> tuple[list[LabelledDocument], list[dict[s
             continue
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
-            docs.append(parse_record(path.name, record))
+            doc = parse_record(path.name, record)
         except (OSError, ValueError) as exc:
             skipped.append({"file": path.name, "reason": str(exc)[:200]})
+            continue
+        key = _pages_key(doc)
+        if doc.boxes and key in seen:
+            skipped.append({"file": path.name, "reason": f"the same pages as {seen[key]}"})
+            continue
+        seen.setdefault(key, path.name)
+        docs.append(doc)
     return docs, skipped

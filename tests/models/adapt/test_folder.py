@@ -78,6 +78,19 @@ def test_bad_and_missing_label_files_are_reported_not_fatal(ledger, tmp_path) ->
     assert all(s["reason"] for s in skipped)
 
 
+def test_a_document_corrected_twice_is_read_once(ledger, tmp_path) -> None:
+    # the same scan submitted in two jobs and corrected in both: one copy would confirm the other's wordings in the
+    # held-out check, so the second is skipped and named
+    labels = tmp_path / "labels"
+    _write_labels(labels, ledger)
+    (labels / "again.jpg").write_bytes(b"\xff\xd8\xff")
+    (labels / "again.json").write_text(json.dumps(_record(ledger[1]), ensure_ascii=False), encoding="utf-8")
+    docs, skipped = read_label_folder(labels)
+    first = Path(ledger[1]["image"]).stem + ".json"
+    assert sorted(d.name for d in docs) == sorted(["again.json", Path(ledger[0]["image"]).stem + ".json"])
+    assert skipped == [{"file": first, "reason": "the same pages as again.json"}]
+
+
 def test_train_labels_writes_the_manifest(ledger, tmp_path, capfd) -> None:
     _write_labels(tmp_path / "labels", ledger)
     parser = argparse.ArgumentParser()
