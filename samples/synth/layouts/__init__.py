@@ -28,3 +28,4 @@ RENDERERS["fs_grid"] = ruled_table.render
 RENDERERS["fs_boxes"] = label_above.render
 RENDERERS["fs_columns"] = column_table.render
 RENDERERS["fs_pairs"] = two_column.render
+RENDERERS["fs_bands"] = column_table.render
