@@ -76,6 +76,27 @@ def check_wordings(each: Sequence[Learned], records: Sequence[dict], today: Opti
     keys = sorted(set(right) | set(wrong))
     checked = [k for k in keys if right[k] >= MIN_RIGHT and not wrong[k] and k not in unsure and k not in untested]
     log.info("learned wordings checked on held-out corrections: %d fields vouched of %d read", len(checked), len(keys))
-    return {"method": METHOD, "min_right": MIN_RIGHT,
-            "per_field": {k: {"right": right[k], "wrong": wrong[k]} for k in keys}, "ambiguous": unsure,
-            "untested": untested, "fields": checked}
+    entry = {"method": METHOD, "min_right": MIN_RIGHT,
+             "per_field": {k: {"right": right[k], "wrong": wrong[k]} for k in keys}, "ambiguous": unsure,
+             "untested": untested, "fields": checked}
+    entry["pending"] = pending(entry, kept)
+    return entry
+
+
+def pending(checked: dict[str, Any], kept: dict[str, Any]) -> dict[str, str]:
+    """Per field with a kept wording that is not vouched for, why, in the words a reviewer acts on: what more
+    corrected documents of the form would settle (fewer confirmations than :data:`MIN_RIGHT`, a wording too few
+    documents taught), or why no number of them will (a wording that read another value, an ambiguous one)."""
+    out: dict[str, str] = {}
+    counts = checked["per_field"]
+    for key in sorted(set(kept) - set(checked["fields"])):
+        c = counts.get(key, {"right": 0, "wrong": 0})
+        if c["wrong"]:
+            out[key] = f"read another value than the reviewer's on {c['wrong']} held-out document(s)"
+        elif key in checked["ambiguous"]:
+            out[key] = "its wording is part of another field's label elsewhere: never vouched for"
+        elif key in checked["untested"]:
+            out[key] = f"a wording taught by fewer than {MIN_RIGHT} documents: correct more of its form"
+        else:
+            out[key] = f"read right on {c['right']} held-out document(s) of {MIN_RIGHT} needed: correct more of its form"
+    return out

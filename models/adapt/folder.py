@@ -97,6 +97,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                              args.workers)
     summary = {k: manifest[k] for k in ("learned", "fields", "wordings", "seconds")}
     summary["checked"] = manifest["checked"]["fields"]  # fields whose documents may go straight through
+    summary["pending"] = manifest["checked"]["pending"]  # learned but not vouched for, and what would settle it
     summary["left_out"] = sum(len(v) for v in manifest["left_out"].values())  # the wordings: adapted.json
     if "scorer" in manifest:
         summary["scorer"] = {k: v for k, v in manifest["scorer"].items() if k in ("refit", "rows", "weights", "reason")}

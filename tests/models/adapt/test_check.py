@@ -116,3 +116,19 @@ def test_a_form_whose_role_words_are_both_new_learns_each_persons_wording_from_s
     assert taught(combined(each))[("insured_name", labels["insured_name"])] == 5  # the self-insured ones too
     checked = check_wordings(each, records, TODAY)
     assert {"policyholder_name", "insured_name", "effective_date", "issue_date"} <= set(checked["fields"])
+
+
+def test_fields_learned_but_not_vouched_say_what_would_settle_them(records) -> None:
+    from models.adapt.check import pending
+
+    two = _check(records[:2])  # each wording read on one held-out document: too few
+    assert two["fields"] == [] and set(two["pending"]) >= {"insured_name", "policyholder_address"}
+    assert "correct more of its form" in two["pending"]["insured_name"]
+    changed = copy.deepcopy(records)
+    changed[0]["fields"]["insured_name"]["value"] = "欧阳某某"
+    wrong = _check(changed)
+    assert wrong["pending"]["insured_name"].startswith("read another value than the reviewer's")
+    assert "policyholder_address" not in wrong["pending"]  # vouched for
+    entry = {"per_field": {"issue_date": {"right": 4, "wrong": 0}}, "ambiguous": ["issue_date"], "untested": [],
+             "fields": []}
+    assert pending(entry, {"issue_date": []})["issue_date"].endswith("never vouched for")

@@ -114,5 +114,6 @@ def test_train_labels_writes_the_manifest(ledger, tmp_path, capfd) -> None:
     assert all(c["right"] <= 2 for c in manifest["checked"]["per_field"].values())
     summary = json.loads(capfd.readouterr().out.strip().splitlines()[-1])
     assert summary["documents"] == 2 and summary["checked"] == []
+    assert summary["pending"] == manifest["checked"]["pending"] and set(summary["pending"]) == set(manifest["wordings"])
     assert summary["left_out"] == sum(len(v) for v in manifest["left_out"].values())
     assert not (tmp_path / "out" / "ernie").exists()
