@@ -22,6 +22,7 @@ from stages.extraction.rules.extract import RulesDecision, winners
 from stages.extraction.rules.records import flat_lines, match_chars
 from stages.extraction.rules.labels import LEARNED_PREFIX
 from stages.extraction.rules.lexicon import FULL_LEXICON, LabelWithholding, Lexicon, extend_lexicon, withheld_lexicon
+from stages.postprocess.values import compact
 from stages.recognition.ctc import CharDict
 from stages.contracts.types import Page, TextLine
 
@@ -203,13 +204,15 @@ class ExtractionStage:
         the shipped decision's vacant P of the fields left empty (``learned.extract.Decided``).
         Where both decide the same value (the same span, or another printing of the same normalized value), the
         shipped scorer's candidate (its span and P) stands, so the shipped calibration, fitted on that P, still
-        holds; the others are uncalibrated (docs/adaptation.md)."""
+        holds; the others are uncalibrated (docs/adaptation.md). The refit scorer decides only documents that print
+        one of the folder's learned wordings (:meth:`prints_learned`): fitted on the corrected forms, it decides
+        other forms worse than the shipped scorer."""
         from stages.extraction.learned.extract import decide
 
         assert self.scorer is not None
         dc = self.learned_document(lines, pages, today, by_rules)
         shipped = decide(dc, self.scorer, self.carried)
-        if self.refit is None:
+        if self.refit is None or not self.prints_learned(lines):
             return shipped.fields, [], shipped.vacant
         refit = decide(dc, self.refit, self.carried).fields
         out, otherwise = {}, []
@@ -222,6 +225,14 @@ class ExtractionStage:
             if r is not None:
                 out[key] = r
         return out, otherwise, {k: p for k, p in shipped.vacant.items() if k not in out}
+
+    def prints_learned(self, lines: Sequence[Sequence[TextLine]]) -> bool:
+        """Whether the document prints one of the adapted folder's learned wordings: it is of a form the corrections
+        showed."""
+        if self.adapted is None:
+            return False
+        text = "\n".join(compact(ln.text) for page in lines for ln in page)
+        return any(compact(w.text) in text for w in self.adapted.wordings)
 
     def learned_fields(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page],
                        today: date) -> tuple[dict[str, Any], list[str], dict[str, Any]]:

@@ -123,8 +123,8 @@ def test_manifests_this_runtime_cannot_read_are_refused(tmp_path) -> None:
         load_adapted(tmp_path / "j")
 
 
-def _with_scorer(path: Path, model_text: str) -> Path:
-    _folder(path, {})
+def _with_scorer(path: Path, model_text: str, wordings: dict | None = None) -> Path:
+    _folder(path, wordings or {})
     (path / SCORER_SUBDIR).mkdir()
     (path / SCORER_SUBDIR / MODEL_FILE).write_text(model_text, encoding="utf-8")
     return path
@@ -146,6 +146,12 @@ def test_the_shipped_scorers_copy_as_refit_changes_nothing(chars, grid_doc, tmp_
     plain, same = _run(chars, grid_doc, None), _run(chars, grid_doc, folder)
     assert same.diagnostics["adapted_scorer"] == {"decided_otherwise": []}
     assert (same.fields, same.review_reasons) == (plain.fields, plain.review_reasons)
+    # with a wording the page prints, the copy decides the page, as the shipped scorer does
+    printed = {"sum_insured": [{"wording": "赔付上限", "relation": "right_of", "count": 4}]}
+    read = _run(chars, grid_doc, _with_scorer(tmp_path / "p", shipped, printed))
+    assert read.diagnostics["adapted_scorer"] == {"decided_otherwise": []}
+    assert {k: (f or {}).get("value") for k, f in read.fields.items()} == \
+        {k: (f or {}).get("value") for k, f in plain.fields.items()}
 
 
 def test_a_refit_scorer_decides_and_only_its_own_decisions_are_uncalibrated(chars, grid_doc, tmp_path) -> None:
@@ -157,7 +163,9 @@ def test_a_refit_scorer_decides_and_only_its_own_decisions_are_uncalibrated(char
     right = np.array([float(c.value is not None and c.value == truth["fields"].get(c.key)) for c in dc.candidates])
     # a scorer taught the opposite of the truth on this document: it decides otherwise on many fields
     contrary = fit(dc.features, 1.0 - right, rounds=30, params={"min_data_in_leaf": 2})
-    folder = _with_scorer(tmp_path / "c", model_text(contrary))
+    # a folder whose wordings this page prints (fs_grid's 赔付上限), so that the refit scorer decides it
+    printed = {"sum_insured": [{"wording": "赔付上限", "relation": "right_of", "count": 4}]}
+    folder = _with_scorer(tmp_path / "c", model_text(contrary), printed)
     plain, adapted = _run(chars, grid_doc, None), _run(chars, grid_doc, folder)
     otherwise = adapted.diagnostics["adapted_scorer"]["decided_otherwise"]
     assert otherwise
@@ -166,10 +174,17 @@ def test_a_refit_scorer_decides_and_only_its_own_decisions_are_uncalibrated(char
         got = adapted.fields.get(key)
         before = plain.fields.get(key)
         assert (got or {}).get("value") != (before or {}).get("value") or got is None or before is None
-    agreed = [k for k, f in adapted.fields.items() if f is not None and k not in otherwise]
+    agreed = [k for k, f in adapted.fields.items() if f is not None and k not in otherwise + ["sum_insured"]]
     for key in agreed:  # a value both scorers decide keeps the shipped, calibrated confidence
         assert adapted.fields[key]["value"] == plain.fields[key]["value"]
         assert adapted.fields[key]["confidence"] == plain.fields[key]["confidence"]
+    # the same refit on a folder whose wordings the page does not print: not a form the corrections showed, so
+    # the shipped scorer decides it and the outputs are the default's
+    unprinted = {"sum_insured": [{"wording": "最高赔付总额度", "relation": "right_of", "count": 4}]}
+    other = _run(chars, grid_doc, _with_scorer(tmp_path / "o", model_text(contrary), unprinted))
+    assert other.diagnostics["adapted_scorer"] == {"decided_otherwise": []}
+    assert {k: (f or {}).get("value") for k, f in other.fields.items()} == \
+        {k: (f or {}).get("value") for k, f in plain.fields.items()}
 
 
 def test_a_document_decided_with_and_without_the_folder_is_read_by_ernie_once(chars, grid_doc, tmp_path) -> None:
