@@ -91,10 +91,12 @@ def _find_compact(needle: str, text: str) -> list[tuple[int, int]]:
 def occurrences(key: str, value: str, boxes: Sequence[Box], today: date,
                 only: Optional[Iterable[int]] = None) -> list[Located]:
     """Every place in ``boxes`` (or in the boxes of ``only``: the span a reviewer clicked) where a text that
-    normalises to ``value`` for field ``key`` is printed, in box order."""
+    normalises as ``value`` does for field ``key`` is printed, in box order: ``value`` as the reviewer typed it
+    (``150000``, ``2027/10/21``) and as printed (``￥150,000.00``, ``2027年10月21日``) find the same places."""
     kind = FIELDS[key].kind
-    wanted = str(value)
-    needle = compact(wanted).upper() if kind in ("id_number", "code") else compact(wanted)
+    typed = str(value)
+    wanted = normalize_field(key, typed, today).value or typed
+    needle = compact(typed).upper() if kind in ("id_number", "code") else compact(typed)
     allowed = set(only) if only is not None else None
     out: list[Located] = []
     for i, b in enumerate(boxes):

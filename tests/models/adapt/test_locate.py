@@ -1,4 +1,5 @@
-"""Finding a corrected value in OCR lines: whitespace, amounts in capitals or with grouping, Chinese dates."""
+"""Finding a corrected value in OCR lines: whitespace, amounts in capitals or with grouping, Chinese dates, a value
+typed in another form than the page prints it."""
 from __future__ import annotations
 
 from datetime import date
@@ -22,6 +23,15 @@ def test_a_date_printed_in_chinese_is_found() -> None:
     boxes = [_box(0, "起算：2026年1月1日零时起")]
     (at,) = occurrences("effective_date", "2026-01-01", boxes, TODAY)
     assert boxes[0].text[at.start:at.end].startswith("2026年1月1日")
+
+
+def test_a_value_typed_in_another_form_than_printed_is_found_where_the_printed_one_is() -> None:
+    # a reviewer types 50000 or 2026/1/1; the page prints ¥50,000.00 and 2026年1月1日
+    boxes = [_box(0, "另计：¥50,000.00"), _box(1, "起算：2026年1月1日零时起", y=50)]
+    for typed in ("50000", "50000.00", "¥50,000.00", "伍万元整"):
+        assert [at.line for at in occurrences("sum_insured", typed, boxes, TODAY)] == [0], typed
+    for typed in ("2026/1/1", "2026-01-01", "2026年1月1日"):
+        assert [at.line for at in occurrences("effective_date", typed, boxes, TODAY)] == [1], typed
 
 
 def test_whitespace_inside_a_value_is_tolerated_and_the_span_restricts_the_search() -> None:
