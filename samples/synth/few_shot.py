@@ -21,8 +21,10 @@ class FewShotFamily:
     colon: str
 
 
-def _family(name: str, renderer: str, labels: dict[str, str], new: tuple[str, ...], colon: str) -> FewShotFamily:
-    return FewShotFamily(name, renderer, MappingProxyType(labels), new, colon)
+def _family(name: str, renderer: str, labels: dict[str, str], new: tuple[str, ...] | None, colon: str
+            ) -> FewShotFamily:
+    """``new=None``: every label is a new wording."""
+    return FewShotFamily(name, renderer, MappingProxyType(labels), tuple(labels.values()) if new is None else new, colon)
 
 
 FEW_SHOT_FAMILIES: Mapping[str, FewShotFamily] = MappingProxyType({
@@ -68,8 +70,7 @@ FEW_SHOT_FAMILIES: Mapping[str, FewShotFamily] = MappingProxyType({
         "policyholder_address": "联络处所", "insured_name": "保险对象", "insured_id_number": "保险对象证件号",
         "beneficiary_name": "领款人", "sum_insured": "赔偿限额", "premium": "缴费额",
         "effective_date": "保障开始日", "expiry_date": "止保日", "issue_date": "开单日",
-    }, ("单据编号", "签发公司", "保障项目", "契约人", "契约人证件号码", "契约人电话", "联络处所", "保险对象",
-        "保险对象证件号", "领款人", "赔偿限额", "缴费额", "保障开始日", "止保日", "开单日"), "："),
+    }, None, "："),
     # column-header bands with every label in a new wording (a form of fs_pairs' kind in fs_columns' layout)
     "fs_bands": _family("fs_bands", "column_table", {
         "policy_number": "保险凭证号", "insurer": "承办公司", "product_name": "保险品种", "policyholder_name": "立约人",
@@ -77,6 +78,5 @@ FEW_SHOT_FAMILIES: Mapping[str, FewShotFamily] = MappingProxyType({
         "policyholder_address": "通信处", "insured_name": "保障人", "insured_id_number": "保障人证件号",
         "beneficiary_name": "受领人", "sum_insured": "给付额度", "premium": "期缴金额",
         "effective_date": "起算日", "expiry_date": "届满日", "issue_date": "开具日",
-    }, ("保险凭证号", "承办公司", "保险品种", "立约人", "立约人身份证号", "立约人手机", "通信处", "保障人",
-        "保障人证件号", "受领人", "给付额度", "期缴金额", "起算日", "届满日", "开具日"), ""),
+    }, None, ""),
 })
