@@ -158,19 +158,51 @@ def resolved(learned: Learned) -> Counter:
     another field of its document shares (``Learned.shared``) takes, of the new wordings at the value's places,
     the first that documents without that doubt taught it and not more often one of the sharing fields; else
     the first that they taught none of the sharing fields, where they taught one of them another of those
-    wordings; else none: nothing says which wording is whose."""
+    wordings; else, between two persons' fields, the one its person's role word settles (:func:`_by_role_word`);
+    else none: nothing says which wording is whose."""
     clear: Counter = Counter()
     for (key, text, _), count in learned.wordings.items():
         clear[(key, text)] += count
     out = Counter(learned.wordings)
     for (key, options, rivals), count in learned.shared.items():
-        claimed = {text: max(clear[(r, text)] for r in rivals) for text, _ in options}
-        own = [o for o in options if clear[(key, o[0])] > claimed[o[0]]]
-        free = [o for o in options if not claimed[o[0]]]
-        pick = own[0] if own else (free[0] if free and len(free) < len(options) else None)
+        pick = _by_teaching(key, options, rivals, clear) or _by_role_word(key, options, rivals, clear)
         if pick is not None:
             out[(key, *pick)] += count
     return out
+
+
+def _by_teaching(key: str, options: tuple, rivals: frozenset, clear: Counter) -> Optional[tuple[str, str]]:
+    """The first option the documents without doubt taught ``key`` more often than a sharing field; else the first
+    they taught no sharing field, where they taught one another option."""
+    claimed = {text: max(clear[(r, text)] for r in rivals) for text, _ in options}
+    own = [o for o in options if clear[(key, o[0])] > claimed[o[0]]]
+    free = [o for o in options if not claimed[o[0]]]
+    return own[0] if own else (free[0] if free and len(free) < len(options) else None)
+
+
+_PERSONS = ("policyholder", "insured", "beneficiary")
+_ROLE_HEAD = 2  # characters of a role word two labels of one person share (契约人 and 契约人电话)
+
+
+def _person(key: str) -> Optional[str]:
+    return next((p for p in _PERSONS if key.startswith(p + "_")), None)
+
+
+def _by_role_word(key: str, options: tuple, rivals: frozenset, clear: Counter) -> Optional[tuple[str, str]]:
+    """For a person's field whose value another person's field shares (a self-insured policyholder): the option
+    whose role word begins a wording taught without doubt to one of this person's fields and to none of the other
+    persons' (契约人 beside 契约人电话, the policyholder's phone); else the one option that begins none of theirs,
+    where another does."""
+    mine, theirs = _person(key), {_person(r) for r in rivals} - {None}
+    if mine is None or not theirs or mine in theirs:
+        return None
+
+    def leans(text: str, persons: set) -> bool:
+        return any(n > 0 and _person(k) in persons and t[:_ROLE_HEAD] == text[:_ROLE_HEAD] for (k, t), n in clear.items())
+
+    own = [o for o in options if leans(o[0], {mine}) and not leans(o[0], theirs)]
+    free = [o for o in options if not leans(o[0], theirs)]
+    return own[0] if own else (free[0] if len(free) == 1 and len(free) < len(options) else None)
 
 
 def taught(learned: Learned) -> Counter:

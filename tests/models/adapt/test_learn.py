@@ -114,3 +114,16 @@ def test_a_name_two_fields_share_takes_the_wordings_the_other_documents_taught()
     each = [learn([_two_people(0, same=True)]), learn([_two_people(2, same=True)]), learn([_two_people(4, same=False)])]
     rest = without(combined(each), each[2], Counter())
     assert taught(rest) == Counter()
+
+
+def test_one_self_insured_document_settles_the_names_by_a_role_word_its_other_labels_share() -> None:
+    # the policyholder's phone stands under 契约人电话 on the same page: 契约人 is the policyholder's role word, so the
+    # insured's name takes the other wording
+    doc = _two_people(0, same=True)
+    phone = (Box(0, 4, "契约人电话", 50, 300, 170, 330), Box(0, 5, "13800138000", 300, 300, 520, 330))
+    doc = LabelledDocument(doc.name, doc.boxes + phone,
+                           doc.corrections + (Correction("policyholder_phone", "13800138000", None, None),))
+    assert _names(learn([doc])) == {"policyholder_name": {"契约人"}, "insured_name": {"保障者"},
+                                    "policyholder_phone": {"契约人电话"}}
+    # a role word none of the page's other labels begins settles nothing
+    assert _names(learn([_two_people(0, same=True)])) == {}
