@@ -98,5 +98,6 @@ def pending(checked: dict[str, Any], kept: dict[str, Any]) -> dict[str, str]:
         elif key in checked["untested"]:
             out[key] = f"a wording taught by fewer than {MIN_RIGHT} documents: correct more of its form"
         else:
-            out[key] = f"read right on {c['right']} held-out document(s) of {MIN_RIGHT} needed: correct more of its form"
+            out[key] = (f"read right on {c['right']} held-out document(s) of {MIN_RIGHT} needed: "
+                        "correct more of its form")
     return out

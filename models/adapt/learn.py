@@ -198,7 +198,8 @@ def _by_role_word(key: str, options: tuple, rivals: frozenset, clear: Counter) -
         return None
 
     def leans(text: str, persons: set) -> bool:
-        return any(n > 0 and _person(k) in persons and t[:_ROLE_HEAD] == text[:_ROLE_HEAD] for (k, t), n in clear.items())
+        head = text[:_ROLE_HEAD]
+        return any(n > 0 and _person(k) in persons and t[:_ROLE_HEAD] == head for (k, t), n in clear.items())
 
     own = [o for o in options if leans(o[0], {mine}) and not leans(o[0], theirs)]
     free = [o for o in options if not leans(o[0], theirs)]
