@@ -15,6 +15,7 @@ from typing import Any, Iterable, Optional, Sequence
 from models.adapt.labelled import Correction, LabelledDocument
 from models.adapt.locate import Located, occurrences, wrapped_occurrence
 from models.adapt.wordings import Finding, learn_from
+from stages.contracts.fields import field_role
 from stages.extraction.field_specs import FIELDS
 from stages.extraction.rules.lexicon import FULL_LEXICON, Lexicon
 from stages.postprocess.values import compact
@@ -160,9 +161,7 @@ def resolved(learned: Learned) -> Counter:
     the first that they taught none of the sharing fields, where they taught one of them another of those
     wordings; else, between two persons' fields, the one its person's role word settles (:func:`_by_role_word`);
     else none: nothing says which wording is whose."""
-    clear: Counter = Counter()
-    for (key, text, _), count in learned.wordings.items():
-        clear[(key, text)] += count
+    clear = _per_wording(learned.wordings)
     out = Counter(learned.wordings)
     for (key, options, rivals), count in learned.shared.items():
         pick = _by_teaching(key, options, rivals, clear) or _by_role_word(key, options, rivals, clear)
@@ -180,12 +179,7 @@ def _by_teaching(key: str, options: tuple, rivals: frozenset, clear: Counter) ->
     return own[0] if own else (free[0] if free and len(free) < len(options) else None)
 
 
-_PERSONS = ("policyholder", "insured", "beneficiary")
 _ROLE_HEAD = 2  # characters of a role word two labels of one person share (契约人 and 契约人电话)
-
-
-def _person(key: str) -> Optional[str]:
-    return next((p for p in _PERSONS if key.startswith(p + "_")), None)
 
 
 def _by_role_word(key: str, options: tuple, rivals: frozenset, clear: Counter) -> Optional[tuple[str, str]]:
@@ -193,13 +187,13 @@ def _by_role_word(key: str, options: tuple, rivals: frozenset, clear: Counter) -
     whose role word begins a wording taught without doubt to one of this person's fields and to none of the other
     persons' (契约人 beside 契约人电话, the policyholder's phone); else the one option that begins none of theirs,
     where another does."""
-    mine, theirs = _person(key), {_person(r) for r in rivals} - {None}
+    mine, theirs = field_role(key), {field_role(r) for r in rivals} - {None}
     if mine is None or not theirs or mine in theirs:
         return None
 
     def leans(text: str, persons: set) -> bool:
         head = text[:_ROLE_HEAD]
-        return any(n > 0 and _person(k) in persons and t[:_ROLE_HEAD] == head for (k, t), n in clear.items())
+        return any(n > 0 and field_role(k) in persons and t[:_ROLE_HEAD] == head for (k, t), n in clear.items())
 
     own = [o for o in options if leans(o[0], {mine}) and not leans(o[0], theirs)]
     free = [o for o in options if not leans(o[0], theirs)]
@@ -208,17 +202,23 @@ def _by_role_word(key: str, options: tuple, rivals: frozenset, clear: Counter) -
 
 def taught(learned: Learned) -> Counter:
     """Per (field, wording): the documents in which the wording introduced the field, by any relation."""
-    taught: Counter = Counter()
-    for (key, text, _), count in resolved(learned).items():
-        taught[(key, text)] += count
-    return taught
+    return _per_wording(resolved(learned))
+
+
+def _per_wording(by_relation: Counter) -> Counter:
+    """Counts per (field, wording, relation) added up per (field, wording)."""
+    out: Counter = Counter()
+    for (key, text, _), count in by_relation.items():
+        out[(key, text)] += count
+    return out
 
 
 def wordings_json(learned: Learned) -> dict[str, list[dict[str, Any]]]:
     """Per field, its wordings, most frequent first, each :func:`kept` (the others are noise)."""
-    counts = taught(learned)
+    by_relation = resolved(learned)
+    counts = _per_wording(by_relation)
     out: dict[str, list[dict[str, Any]]] = {}
-    for (key, text, relation), count in sorted(resolved(learned).items(), key=lambda kv: (kv[0][0], -kv[1], kv[0])):
+    for (key, text, relation), count in sorted(by_relation.items(), key=lambda kv: (kv[0][0], -kv[1], kv[0])):
         if kept(learned, key, text, counts[(key, text)]):
             out.setdefault(key, []).append({"wording": text, "relation": relation, "count": count})
     return out

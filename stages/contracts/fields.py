@@ -3,7 +3,7 @@ whether a policy must have it. Normalizers and OCR charsets live with the extrac
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Optional
 
 FieldKind = Literal["code", "text", "name", "beneficiary", "id_number", "phone", "amount", "date"]
 
@@ -38,3 +38,10 @@ FIELD_INFO: tuple[FieldInfo, ...] = (
 )
 
 FIELD_KEYS: tuple[str, ...] = tuple(f.key for f in FIELD_INFO)
+
+PERSONS: tuple[str, ...] = ("policyholder", "insured", "beneficiary")  # the people a policy names, key prefixes
+
+
+def field_role(key: str) -> Optional[str]:
+    """The person a field belongs to (``insured_id_number`` -> ``insured``), or None for a field of the policy."""
+    return next((p for p in PERSONS if key.startswith(p + "_")), None)

@@ -12,6 +12,7 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
+from stages.contracts.fields import field_role
 from stages.contracts.types import TextLine
 from stages.extraction.learned.candidates import Candidate, DocLines
 from stages.extraction.rules.lexicon import ALL_ATTR_WORDS, Lexicon
@@ -47,10 +48,6 @@ def _attr(key: str) -> str:
 def may_share_span(a: str, b: str) -> bool:
     """The policyholder's and the insured's same attribute may be one printed value (投保人/被保险人: 张三)."""
     return {a.split("_", 1)[0], b.split("_", 1)[0]} == {"policyholder", "insured"} and _attr(a) == _attr(b)
-
-
-def _role(key: str) -> Optional[str]:
-    return next((r for r in ("policyholder", "insured", "beneficiary") if key.startswith(r + "_")), None)
 
 
 LineRef = tuple[int, int]  # (page, line index)
@@ -206,7 +203,7 @@ def consistent(chosen: dict[str, Candidate], cells: Optional[RoleCells] = None, 
 
 def _different_people(a: str, b: str, chosen: dict[str, Candidate]) -> bool:
     """Fields of two roles, not one printed value shared by both (投保人/被保险人: 张三)."""
-    ra, rb = _role(a), _role(b)
+    ra, rb = field_role(a), field_role(b)
     if ra is None or rb is None or ra == rb:
         return False
     return not (may_share_span(a, b) and chosen[a].span & chosen[b].span)

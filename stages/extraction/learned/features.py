@@ -15,7 +15,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from stages.contracts.fields import FIELD_KEYS
+from stages.contracts.fields import FIELD_KEYS, field_role
 from stages.extraction.field_specs import FIELDS
 from stages.extraction.label_similarity import best_similarity
 from stages.extraction.learned.candidates import Candidate, DocLines
@@ -28,7 +28,6 @@ FEATURE_VERSION = 3
 STRATEGIES = ("label", "label_right", "label_below", "narrative", "pattern", "unknown_label", "same_as_policyholder",
               "date", "amount", "id_number", "phone", "company", "product", "code",
               "legal_heirs", "name", "address", "ernie")
-ROLES = ("policyholder", "insured", "beneficiary")
 _ROLE_RE = re.compile(r"投保|被保|受益|代理|业务员|营销员|经办|客户经理|服务人员|销售人员")
 ROLE_OF = {"投保": "policyholder", "被保": "insured", "受益": "beneficiary"}  # a role word's head: its person
 _LABEL_RUN = re.compile(r"[\u4e00-\u9fffA-Za-z()/（）]+")
@@ -70,10 +69,6 @@ def _role(text: str) -> Optional[str]:
     for m in _ROLE_RE.finditer(text):
         found = ROLE_OF.get(m.group(), "other")
     return found
-
-
-def _field_role(key: str) -> Optional[str]:
-    return next((r for r in ROLES if key.startswith(r + "_")), None)
 
 
 def _field_attr(key: str) -> Optional[str]:
@@ -225,7 +220,7 @@ class DocumentFeatures:
             sims = self._sims.get(text)
             if sims is None:
                 sims = self._sims[text] = {k: _similarity(text, self.lexicon.by_field.get(k, ())) for k in FIELD_KEYS}
-            role, frole = _role(text), _field_role(key)
+            role, frole = _role(text), field_role(key)
             role_f = 0.0 if role is None or frole is None else (1.0 if role == frole else -1.0)
             meaning = float(sum(w in text for w in DATE_MEANING_WORDS.get(key, ())))
             out = [1.0, exact, exact_other, distractor, attr, sims[key], max(v for k, v in sims.items() if k != key),
@@ -323,7 +318,7 @@ def featurize(doc: DocLines, cands: Sequence[Candidate], lexicon: Lexicon,
         f += [float(c.strategy == s) for s in STRATEGIES]
         for text, gap in ((left, left_gap), (above, above_gap), (row, 0.0)):
             f += ctx.label_evidence(text, c.key) + [gap]
-        frole = _field_role(c.key)
+        frole = field_role(c.key)
         f += [float(same_line), above_dx / max(W, 1.0),
               0.0 if frole is None or rb is None else (1.0 if rb == frole else -1.0)]
         prev = line.text[:c0].rstrip()

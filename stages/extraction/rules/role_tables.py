@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from stages.contracts.fields import PERSONS
 from stages.extraction.rules.candidates import SCORE_BELOW, RuleCandidate, segments_candidate
 from stages.extraction.rules.document import PreparedDocument
 from stages.extraction.rules.lexicon import ROLE_FIELDS, ROLE_WORDS
@@ -22,7 +23,6 @@ from stages.extraction.rules.wrapping import cell_tail
 
 _SCORE_ROLE_TABLE = SCORE_BELOW * 0.95  # a bare attribute whose role comes from its row
 _MAX_ROW_GAP = 3.0  # line heights between the rows of one table
-_ROLES = ("policyholder", "insured", "beneficiary")
 
 
 def _rows(doc: PreparedDocument) -> list[list[LineBox]]:
@@ -48,7 +48,7 @@ def _label_cell(doc: PreparedDocument, line: LineBox) -> Optional[tuple[str, str
         return None  # a value follows in the box
     if hit.label.kind == "attr" and hit.label.attr:
         return "attr", hit.label.attr
-    if (hit.label.text in ROLE_WORDS or (hit.label.learned and hit.label.attr == "name")) and hit.label.role in _ROLES:
+    if (hit.label.text in ROLE_WORDS or (hit.label.learned and hit.label.attr == "name")) and hit.label.role in PERSONS:
         return "role", hit.label.role
     return None
 
