@@ -1,12 +1,13 @@
 """One joint assignment per document: at most one candidate per field, no character used by two fields, and the
 cross-field constraints (issue <= effective < expiry, no policy date a chosen ID number's birth date, premium < sum
 insured, one valid ID number = one person, the beneficiary is not the insured, a table row or column that one role
-cell heads holds one person's fields), maximising the sum of log P (for an empty field, log of ABSENT_ODDS x
-P(absent), at most log CARRIED_P for a field that is rarely absent) by an exact branch and bound over each field's
-top candidates."""
+cell heads holds one person's fields, two people's values never printed after labels of one role word), maximising
+the sum of log P (for an empty field, log of ABSENT_ODDS x P(absent), at most log CARRIED_P for a field that is
+rarely absent) by an exact branch and bound over each field's top candidates."""
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field, replace
 from typing import Mapping, Optional, Sequence
 
@@ -14,8 +15,8 @@ import numpy as np
 
 from stages.contracts.fields import field_role
 from stages.contracts.types import TextLine
-from stages.extraction.learned.candidates import Candidate, DocLines
-from stages.extraction.rules.lexicon import ALL_ATTR_WORDS, Lexicon
+from stages.extraction.learned.candidates import Candidate, CharRef, DocLines
+from stages.extraction.rules.lexicon import ALL_ATTR_WORDS, ATTR_QUALIFIERS, ROLE_WORDS, Lexicon
 from stages.extraction.rules.lines import merge_wrapped_labels, prepare_line
 from stages.postprocess.values import id_birth_date
 
@@ -56,15 +57,72 @@ LineRef = tuple[int, int]  # (page, line index)
 @dataclass(frozen=True)
 class RoleCells:
     """Where one role word heads a table row or column: ``row[line]`` / ``column[line]`` = the line of the role
-    cell heading the row / column the line is in (absent where no single role heads it)."""
+    cell heading the row / column the line is in (absent where no single role heads it); ``words[char]`` = the
+    role word of the label printed right before a value that starts at ``char`` (:func:`label_words`)."""
 
     row: Mapping[LineRef, LineRef] = field(default_factory=dict)
     column: Mapping[LineRef, LineRef] = field(default_factory=dict)
+    words: Mapping[CharRef, str] = field(default_factory=dict)
 
     def same_cell(self, a: Candidate, b: Candidate) -> bool:
         """Whether ``a`` and ``b`` take their values from one role-headed row or one role-headed column."""
         la, lb = a.chars[0][:2], b.chars[0][:2]
         return any(m.get(la) is not None and m.get(la) == m.get(lb) for m in (self.row, self.column))
+
+    def same_word(self, a: Candidate, b: Candidate) -> bool:
+        """Whether ``a`` and ``b`` are printed after labels of one role word (保险对象 / 保险对象证件号)."""
+        wa = self.words.get(a.chars[0])
+        return wa is not None and wa == self.words.get(b.chars[0])
+
+
+# a label right before its value on one line: a run of Chinese characters, its colon, maybe spaces
+_LABEL_BEFORE = re.compile(r"([\u4e00-\u9fff]{2,12})[:：]\s*")
+
+
+def role_word(label: str) -> Optional[str]:
+    """What a label says of whose value follows: the label without the attribute word that ends it and the
+    qualifiers before that word (保障者证件号 -> 保障者, 缔约方居住地址 -> 缔约方, 保障者 -> 保障者), or None where
+    fewer than two characters are left (姓名, 证件号码: the person is named elsewhere) or where what is left ends a
+    known role word without being one (保人, 益人: a label whose first characters the recognizer lost, which could be
+    anyone's)."""
+    word = label
+    attr = max((w for w in ALL_ATTR_WORDS if word.endswith(w)), key=len, default="")
+    word = word[:len(word) - len(attr)]
+    if attr:
+        word = word[:len(word) - len(max((q for q in ATTR_QUALIFIERS if word.endswith(q)), key=len, default=""))]
+    if len(word) < 2 or (word not in ROLE_WORDS and any(r.endswith(word) for r in ROLE_WORDS)):
+        return None
+    return word
+
+
+def label_words(doc: DocLines) -> dict[CharRef, str]:
+    """Per value start, the role word of the label printed right before it (:func:`role_word`), whatever the label's
+    wording: the first character after a label's colon on its line, or the first of the box just right of a box that
+    is a label and its colon alone (the recognizer read the two apart). Two values whose labels share a role word
+    belong to one person, known words or not."""
+    out: dict[CharRef, str] = {}
+    boxes: dict[int, list[tuple[int, np.ndarray]]] = {}
+    for p, li, ln in doc.flat:
+        if not ln.vertical:
+            boxes.setdefault(p, []).append((li, np.concatenate([ln.polygon.min(axis=0), ln.polygon.max(axis=0)])))
+    for p, li, ln in doc.flat:
+        for m in _LABEL_BEFORE.finditer(ln.text):
+            word = role_word(m.group(1))
+            if word is None:
+                continue
+            if m.end() < len(ln.text):
+                out[(p, li, m.end())] = word
+            elif not ln.vertical and (right := _box_right_of(li, boxes[p])) is not None:
+                out[(p, right, 0)] = word
+    return out
+
+
+def _box_right_of(li: int, boxes: Sequence[tuple[int, np.ndarray]]) -> Optional[int]:
+    """The line whose box comes next right of line ``li``'s on its row (centres aligned), within three line heights."""
+    box = next(b for k, b in boxes if k == li)
+    h = box[3] - box[1]
+    right = [(b[0], k) for k, b in boxes if k != li and _aligned(box, b) and box[2] - h / 2 <= b[0] <= box[2] + 3 * h]
+    return min(right)[1] if right else None
 
 
 
@@ -146,7 +204,7 @@ def role_cells(doc: DocLines, lexicon: Lexicon) -> RoleCells:
             if any(top < (m[1][1] + m[1][3]) / 2 < bottom for m in role_lines):
                 continue
             column[(p, li)] = (p, best[0])
-    return RoleCells(row, column)
+    return RoleCells(row, column, label_words(doc))
 
 
 def _num(v: Optional[str]) -> Optional[float]:
@@ -196,7 +254,9 @@ def consistent(chosen: dict[str, Candidate], cells: Optional[RoleCells] = None, 
     for a, b in pairs:
         if not may_share_span(a, b) and chosen[a].span & chosen[b].span:
             return False
-        if cells is not None and _different_people(a, b, chosen) and cells.same_cell(chosen[a], chosen[b]):
+        if cells is not None and _different_people(a, b, chosen) and (
+                cells.same_cell(chosen[a], chosen[b]) or (cells.same_word(chosen[a], chosen[b])
+                                                          and not _serves_two(a, chosen) and not _serves_two(b, chosen))):
             return False
     return True
 
@@ -207,6 +267,12 @@ def _different_people(a: str, b: str, chosen: dict[str, Candidate]) -> bool:
     if ra is None or rb is None or ra == rb:
         return False
     return not (may_share_span(a, b) and chosen[a].span & chosen[b].span)
+
+
+def _serves_two(key: str, chosen: dict[str, Candidate]) -> bool:
+    """Whether ``key``'s value is one printed value two people's fields share (a self-insured policy's name, printed
+    once under the policyholder's label): its label's role word then names only one of them."""
+    return any(k != key and may_share_span(key, k) and c.span & chosen[key].span for k, c in chosen.items())
 
 
 def _options(scored: Sequence[Scored]) -> dict[str, list[Scored]]:

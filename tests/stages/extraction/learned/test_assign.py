@@ -1,8 +1,9 @@
 """The joint assignment: one value per field, no span for two fields, date and amount constraints kept, one
-person's fields per role-headed table row or column."""
+person's fields per role-headed table row or column and per role word of their labels."""
 from __future__ import annotations
 
-from stages.extraction.learned.assign import ABSENT_ODDS, CARRIED_P, Scored, assign, consistent, role_cells
+from stages.extraction.learned.assign import (ABSENT_ODDS, CARRIED_P, Scored, assign, consistent, role_cells,
+                                              role_word)
 from stages.extraction.learned.candidates import Candidate, DocLines
 from stages.extraction.rules.lexicon import FULL_LEXICON
 from tests.stages.extraction.learned.helpers import line
@@ -149,6 +150,67 @@ def test_rows_naming_two_roles_and_plain_lines_are_not_constrained() -> None:
     scored = [_cell(doc, "policyholder_name", "张三", 0.9), _cell(doc, "insured_name", "李四", 0.8)]
     got = assign(scored, cells)
     assert got["policyholder_name"] is not None and got["insured_name"] is not None
+
+
+def _after(doc: DocLines, key: str, text: str, p: float) -> Scored:
+    """A candidate for the value after the colon of the line that holds ``text`` there."""
+    li, ln = next((li, ln) for _, li, ln in doc.flat if ln.text.endswith(text))
+    start = len(ln.text) - len(text)
+    return Scored(Candidate(key, text, tuple((0, li, i) for i in range(start, len(ln.text))), text, (), "detector",
+                            "name"), p)
+
+
+def test_a_role_word_is_the_label_without_its_attribute() -> None:
+    assert role_word("保障者证件号") == "保障者"
+    assert role_word("缔约方居住地址") == "缔约方"
+    assert role_word("保障者") == "保障者"
+    assert role_word("证件号码") is None and role_word("姓名") is None
+    assert role_word("保人") is None and role_word("保人证件号码") is None  # 投保人 or 被保人, its start unread
+    assert role_word("受益人") == "受益人"  # a known role word, though 身故受益人 ends with it
+
+
+def test_two_peoples_values_never_follow_labels_of_one_role_word() -> None:
+    """保障者：李四 / 保障者证件号：… / 领取方：王五, all three words unknown to the lexicon: the scorer likes
+    李四 a little better for the beneficiary than 王五, but 李四's label shares its role word with the insured's ID
+    number's label, so 李四 is the insured and 王五 the beneficiary."""
+    doc = DocLines.build([[line("保障者：李四", 50, 100), line("保障者证件号：110101198506061234", 50, 140),
+                           line("领取方：王五", 50, 180)]], [(1000.0, 1400.0)])
+    cells = role_cells(doc, FULL_LEXICON)
+    assert cells.words[(0, 0, 4)] == cells.words[(0, 1, 7)] == "保障者"
+    scored = [_after(doc, "insured_id_number", "110101198506061234", 0.99),
+              _after(doc, "insured_name", "李四", 0.95), _after(doc, "insured_name", "王五", 0.85),
+              _after(doc, "beneficiary_name", "李四", 0.2), _after(doc, "beneficiary_name", "王五", 0.1)]
+    assert assign(scored)["insured_name"].candidate.text == "王五"  # without the labels' role words: swapped
+    got = assign(scored, cells)
+    assert got["insured_name"].candidate.text == "李四" and got["beneficiary_name"].candidate.text == "王五"
+
+
+def test_one_value_two_people_share_is_not_split_by_its_label() -> None:
+    """A self-insured policy: the insured's name is the policyholder's printed value, under the policyholder's
+    label; one span may serve both, so the role word does not part them."""
+    doc = DocLines.build([[line("缔约方：张三", 50, 100)]], [(1000.0, 1400.0)])
+    scored = [_after(doc, "policyholder_name", "张三", 0.95), _after(doc, "insured_name", "张三", 0.9)]
+    got = assign(scored, role_cells(doc, FULL_LEXICON))
+    assert got["policyholder_name"] is not None and got["insured_name"] is not None
+
+
+def test_a_value_printed_once_for_two_people_keeps_both_fields() -> None:
+    """缔约方：张三 / 缔约方证件号：… / 保障者：本人: the insured's name is the policyholder's printed value, so it
+    follows the policyholder's role word and still stands beside the policyholder's ID number."""
+    doc = DocLines.build([[line("缔约方：张三", 50, 100), line("缔约方证件号：110101199003074514", 50, 140),
+                           line("保障者：本人", 50, 180)]], [(1000.0, 1400.0)])
+    scored = [_after(doc, "policyholder_name", "张三", 0.95), _after(doc, "insured_name", "张三", 0.9),
+              _after(doc, "policyholder_id_number", "110101199003074514", 0.99)]
+    got = assign(scored, role_cells(doc, FULL_LEXICON))
+    assert all(got[k] is not None for k in ("policyholder_name", "insured_name", "policyholder_id_number"))
+
+
+def test_a_label_read_apart_from_its_value_gives_its_role_word() -> None:
+    doc = DocLines.build([[line("保障者：", 50, 100), line("李四", 200, 100), line("给付对象：王五", 50, 140)]],
+                         [(1000.0, 1400.0)])
+    words = role_cells(doc, FULL_LEXICON).words
+    assert words[(0, 1, 0)] == "保障者" and words[(0, 2, 5)] == "给付对象"
+    assert (0, 0, 4) not in words  # nothing follows the colon on the label's own line
 
 
 def test_checking_only_the_added_field_agrees_with_checking_every_pair() -> None:
