@@ -60,6 +60,7 @@ class FieldAssembler:
         min_margin: float = 0.0,
         lexicons: bool = True,
         sources: Sequence[str] = (),
+        guessed_labels_review: bool = False,
     ):
         """``calibrators``: decision source -> its calibrator. A field decided by a source without one has the raw
         extractor score x mean recognition probability as confidence, and its document the review reason
@@ -69,7 +70,9 @@ class FieldAssembler:
         them found none) is at least each of those. With no calibrator among them it is ``uncalibrated:<source>``.
         ``max_error_rate`` is the document risk target (routing.py). ``lexicons`` re-reads names and addresses
         against the surname and division lexicons, and the two names of one person (the same ID number) as one
-        name (same_person.py)."""
+        name (same_person.py). ``guessed_labels_review``: a value the rules decided by guessing what a label
+        outside their lexicon names goes to review (``weak_evidence``), where the rules' output is the document's
+        (routing.py ``evidence_reasons``)."""
         self.chars = chars
         self.threshold = confidence_threshold
         self.required = tuple(required)
@@ -80,6 +83,7 @@ class FieldAssembler:
         self.min_score = min_score
         self.min_margin = min_margin
         self.lexicons = lexicons
+        self.guessed_labels_review = guessed_labels_review
         self._allowed = {k: chars.encode_charset(s.charset) for k, s in FIELDS.items() if s.charset}
 
     # -- one field --------------------------------------------------------------------------------
@@ -241,7 +245,7 @@ class FieldAssembler:
         routing = route(
             found, absent, self.required, invalid, self.max_error_rate, self.threshold,
             extra_hard=uncalibrated_reasons(uncalibrated) + [f"{EXTRACTORS_DISAGREE}:{k}" for k in disagree]
-            + evidence_reasons(found_evidence, self.min_score, self.min_margin)
+            + evidence_reasons(found_evidence, self.min_score, self.min_margin, self.guessed_labels_review)
             + _line_end_reasons(fields, decisions, lines)
             + [f"{READERS_DISAGREE}:{k}" for k in CHECKED if fields.get(k) is not None
                and _readers_disagree(decisions[k], lines)],

@@ -16,6 +16,8 @@ INVALID = "invalid"
 LOW_CONFIDENCE = "low_confidence"
 EXTRACTORS_DISAGREE = "extractors_disagree"  # both extractors ran and gave different values (set by the assembler)
 WEAK_EVIDENCE = "weak_evidence"  # only a weak strategy found the value (a bare pattern, a faint unknown label)
+# a rules strategy that guesses which field a label outside the lexicon names (rules/unknown_labels.py)
+GUESSED_LABEL = "unknown_label"
 CLOSE_RIVAL = "close_rival"  # another value for the field scored almost as high
 UNCALIBRATED = "uncalibrated"  # a source decided a field (or left one empty) with no calibrator for its outputs
 MAY_CONTINUE = "may_continue"  # the value runs to its line's end and text that may continue it starts below (wrap.py)
@@ -33,15 +35,21 @@ class EvidenceLike(Protocol):
     score: float
     rivals: int
     margin: float
+    source: str
+    how: str
 
 
-def evidence_reasons(evidence: Mapping[str, EvidenceLike], min_score: float, min_margin: float) -> list[str]:
+def evidence_reasons(evidence: Mapping[str, EvidenceLike], min_score: float, min_margin: float,
+                     guessed_labels: bool = False) -> list[str]:
     """Review reasons that the extractor's own evidence gives, whatever the calibrated confidence says: a value
     scored below ``min_score`` by the extractor that found it, or with a rival value within ``min_margin``.
-    On label wordings the rules were never given, these are where their wrong values gather (docs/confidence.md)."""
+    On label wordings the rules were never given, these are where their wrong values gather (docs/confidence.md).
+    With ``guessed_labels``, also a value the rules decided by guessing which field a label outside their lexicon
+    names: the rules' calibrator was fitted on pages whose labels the lexicon holds, so it does not know how often
+    such a guess is wrong (docs/routing.md)."""
     out = []
     for key, ev in evidence.items():
-        if ev.score < min_score:
+        if ev.score < min_score or (guessed_labels and ev.source == "rules" and ev.how == GUESSED_LABEL):
             out.append(f"{WEAK_EVIDENCE}:{key}")
         elif ev.rivals > 0 and ev.margin < min_margin:
             out.append(f"{CLOSE_RIVAL}:{key}")

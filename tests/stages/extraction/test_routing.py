@@ -49,6 +49,8 @@ class _Ev:
     score: float
     rivals: int = 0
     margin: float = 1.0
+    source: str = "rules"
+    how: str = "label_right"
 
 
 def test_weak_and_contested_values_are_review_reasons_whatever_the_risk():
@@ -59,6 +61,13 @@ def test_weak_and_contested_values_are_review_reasons_whatever_the_risk():
     r = route({k: 0.999 for k in evidence}, {}, (), (), 0.5, 0.5, reasons)
     assert r.needs_review and set(r.hard_reasons) == set(reasons)
     assert evidence_reasons(evidence, min_score=0.0, min_margin=0.0) == []  # both off
+
+
+def test_a_value_the_rules_guessed_from_an_unknown_label_is_reviewed_where_the_rules_decide():
+    evidence = {"sum_insured": _Ev(0.43, how="unknown_label"), "premium": _Ev(0.9),
+                "insured_name": _Ev(0.6, source="model", how="model")}
+    assert evidence_reasons(evidence, 0.4, 0.1) == []  # the rules' view inside the learned default: no reason
+    assert evidence_reasons(evidence, 0.4, 0.1, guessed_labels=True) == ["weak_evidence:sum_insured"]
 
 
 def test_an_uncalibrated_source_forces_review_whatever_the_risk():

@@ -62,3 +62,17 @@ def test_an_empty_field_whose_label_is_printed_is_judged_by_the_rest_rate():
     assert printed.diagnostics["absent_ok"]["issue_date"] == cal.absent_ok("issue_date")
     assert silent.diagnostics["absent_ok"]["issue_date"] == cal.absent_given("issue_date", 0.0, "scan")
     assert printed.diagnostics["absent_ok"]["issue_date"] < silent.diagnostics["absent_ok"]["issue_date"]
+
+
+def test_a_value_guessed_from_an_unknown_label_is_reviewed_where_the_rules_decide():
+    """The rules read a sum insured after a wording their lexicon lacks by guessing what it names; where their
+    output is the document's (rules, hybrid), that value goes to review. Inside the learned default, the rules'
+    own view keeps its reasons as they were (its confidence is only evidence there)."""
+    pages = [Page(0, np.broadcast_to(np.zeros((1, 1, 3), np.uint8), (1400, 1000, 3)))]
+    lines = [[line("保险单号：AB12345678", 40, 40), line("投保人：张伟", 40, 80), line("保障额度上限：¥500,000.00", 40, 120)]]
+    out = _stage(method="rules")(lines, pages)
+    assert out.fields["sum_insured"]["value"] == "500000.00"
+    assert out.diagnostics["evidence"]["sum_insured"]["how"] == "unknown_label"
+    assert "weak_evidence:sum_insured" in out.review_reasons
+    learned = _stage(method="learned")
+    assert not learned.assembler.guessed_labels_review and not learned.rules_assembler.guessed_labels_review
