@@ -16,13 +16,14 @@ INVALID = "invalid"
 LOW_CONFIDENCE = "low_confidence"
 EXTRACTORS_DISAGREE = "extractors_disagree"  # both extractors ran and gave different values (set by the assembler)
 WEAK_EVIDENCE = "weak_evidence"  # only a weak strategy found the value (a bare pattern, a faint unknown label)
-# a rules strategy that guesses which field a label outside the lexicon names (rules/unknown_labels.py)
-GUESSED_LABEL = "unknown_label"
 CLOSE_RIVAL = "close_rival"  # another value for the field scored almost as high
 UNCALIBRATED = "uncalibrated"  # a source decided a field (or left one empty) with no calibrator for its outputs
 MAY_CONTINUE = "may_continue"  # the value runs to its line's end and text that may continue it starts below (wrap.py)
 MAY_BE_CUT = "may_be_cut"  # the value ends its line, whose box holds room for unread characters (line_end.py)
 READERS_DISAGREE = "readers_disagree"  # the recognizer's check head reads the value otherwise (check_reading.py)
+
+# the rules' strategy that guesses which field a label outside the lexicon names (rules/unknown_labels.py)
+GUESSED_LABEL = "unknown_label"
 
 
 def uncalibrated_reasons(sources: Sequence[str]) -> list[str]:

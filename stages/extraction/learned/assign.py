@@ -125,7 +125,6 @@ def _box_right_of(li: int, boxes: Sequence[tuple[int, np.ndarray]]) -> Optional[
     return min(right)[1] if right else None
 
 
-
 def _roles_in(text: str, lexicon: Lexicon) -> set[str]:
     return {d.role for m in lexicon.pattern.finditer(text)
             if (d := lexicon.labels.get(m.group())) is not None and d.role}
