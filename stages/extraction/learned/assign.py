@@ -77,6 +77,7 @@ class RoleCells:
 
 # a label right before its value on one line: a run of Chinese characters, its colon, maybe spaces
 _LABEL_BEFORE = re.compile(r"([\u4e00-\u9fff]{2,12})[:：]\s*")
+_ENDS_LABEL = re.compile(r"[\u4e00-\u9fff][:：]\s*$")  # a box that ends with a label's colon holds no value after it
 
 
 def role_word(label: str) -> Optional[str]:
@@ -112,16 +113,18 @@ def label_words(doc: DocLines) -> dict[CharRef, str]:
                 continue
             if m.end() < len(ln.text):
                 out[(p, li, m.end())] = word
-            elif not ln.vertical and (right := _box_right_of(li, boxes[p])) is not None:
+            elif not ln.vertical and (right := _box_right_of(li, boxes[p])) is not None and not _ENDS_LABEL.search(
+                    doc.line((p, right, 0)).text):
                 out[(p, right, 0)] = word
     return out
 
 
 def _box_right_of(li: int, boxes: Sequence[tuple[int, np.ndarray]]) -> Optional[int]:
-    """The line whose box comes next right of line ``li``'s on its row (centres aligned), within three line heights."""
+    """The line whose box comes next right of line ``li``'s on its row (overlapping it vertically by half the lower
+    box's height), unless that box is a label and its colon itself (an empty field's neighbour)."""
     box = next(b for k, b in boxes if k == li)
-    h = box[3] - box[1]
-    right = [(b[0], k) for k, b in boxes if k != li and _aligned(box, b) and box[2] - h / 2 <= b[0] <= box[2] + 3 * h]
+    right = [(b[0], k) for k, b in boxes if k != li and b[0] >= box[2] - (box[3] - box[1]) / 2
+             and min(box[3], b[3]) - max(box[1], b[1]) >= min(box[3] - box[1], b[3] - b[1]) / 2]
     return min(right)[1] if right else None
 
 

@@ -206,11 +206,15 @@ def test_a_value_printed_once_for_two_people_keeps_both_fields() -> None:
 
 
 def test_a_label_read_apart_from_its_value_gives_its_role_word() -> None:
-    doc = DocLines.build([[line("保障者：", 50, 100), line("李四", 200, 100), line("给付对象：王五", 50, 140)]],
-                         [(1000.0, 1400.0)])
+    """Labels in one column, values in another a few label widths right and set a little higher (another typeface):
+    each value takes the role word of the label box on its row; an empty field's label passes none to the next
+    label right of it."""
+    doc = DocLines.build([[line("保障者：", 50, 100), line("李四", 260, 92), line("给付对象：王五", 50, 140),
+                           line("缔约方：", 50, 180), line("寄达处：", 500, 180)]], [(1000.0, 1400.0)])
     words = role_cells(doc, FULL_LEXICON).words
     assert words[(0, 1, 0)] == "保障者" and words[(0, 2, 5)] == "给付对象"
     assert (0, 0, 4) not in words  # nothing follows the colon on the label's own line
+    assert (0, 4, 0) not in words  # 缔约方：'s value is empty; 寄达处： is a label of its own
 
 
 def test_checking_only_the_added_field_agrees_with_checking_every_pair() -> None:
