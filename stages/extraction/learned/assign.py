@@ -257,8 +257,7 @@ def consistent(chosen: dict[str, Candidate], cells: Optional[RoleCells] = None, 
         if not may_share_span(a, b) and chosen[a].span & chosen[b].span:
             return False
         if cells is not None and _different_people(a, b, chosen) and (
-                cells.same_cell(chosen[a], chosen[b]) or (cells.same_word(chosen[a], chosen[b])
-                                                          and not _serves_two(a, chosen) and not _serves_two(b, chosen))):
+                cells.same_cell(chosen[a], chosen[b]) or _one_word(a, b, chosen, cells)):
             return False
     return True
 
@@ -269,6 +268,12 @@ def _different_people(a: str, b: str, chosen: dict[str, Candidate]) -> bool:
     if ra is None or rb is None or ra == rb:
         return False
     return not (may_share_span(a, b) and chosen[a].span & chosen[b].span)
+
+
+def _one_word(a: str, b: str, chosen: dict[str, Candidate], cells: RoleCells) -> bool:
+    """Whether two fields' values follow labels of one role word, neither being a value two people share."""
+    return (cells.same_word(chosen[a], chosen[b]) and not _serves_two(a, chosen)
+            and not _serves_two(b, chosen))
 
 
 def _serves_two(key: str, chosen: dict[str, Candidate]) -> bool:
