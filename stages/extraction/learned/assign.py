@@ -98,9 +98,10 @@ def role_word(label: str) -> Optional[str]:
 
 def label_words(doc: DocLines) -> dict[CharRef, str]:
     """Per value start, the role word of the label printed right before it (:func:`role_word`), whatever the label's
-    wording: the first character after a label's colon on its line, or the first of the box just right of a box that
-    is a label and its colon alone (the recognizer read the two apart). Two values whose labels share a role word
-    belong to one person, known words or not."""
+    wording: the first character after a label's colon on its line, or, where a box ends with a label and its colon
+    (the recognizer read label and value apart), the first of the next box right of it on its row unless that box
+    ends with a label's colon too (the label's own value is empty). Two values whose labels share a role word belong
+    to one person, known words or not."""
     out: dict[CharRef, str] = {}
     boxes: dict[int, list[tuple[int, np.ndarray]]] = {}
     for p, li, ln in doc.flat:
@@ -120,8 +121,8 @@ def label_words(doc: DocLines) -> dict[CharRef, str]:
 
 
 def _box_right_of(li: int, boxes: Sequence[tuple[int, np.ndarray]]) -> Optional[int]:
-    """The line whose box comes next right of line ``li``'s on its row (overlapping it vertically by half the lower
-    box's height), unless that box is a label and its colon itself (an empty field's neighbour)."""
+    """The line whose box comes next right of line ``li``'s on its row: its left edge at most half a height left of
+    ``li``'s right edge, the two overlapping vertically by at least half the smaller of their heights."""
     box = next(b for k, b in boxes if k == li)
     right = [(b[0], k) for k, b in boxes if k != li and b[0] >= box[2] - (box[3] - box[1]) / 2
              and min(box[3], b[3]) - max(box[1], b[1]) >= min(box[3] - box[1], b[3] - b[1]) / 2]
