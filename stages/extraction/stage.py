@@ -121,7 +121,7 @@ class ExtractionStage:
             chars, rc.confidence_threshold, required, redecode=ec.redecode, calibrators=calibrators,
             max_error_rate=rc.max_document_error_rate if rc.calibrated else 1.0,
             min_score=rc.min_extractor_score, min_margin=rc.min_rival_margin, lexicons=ec.lexicons,
-            sources=self.sources, guessed_labels_review=ec.method in ("rules", "hybrid"),
+            sources=self.sources, guessed_labels_review="rules" in self.sources,
         )
 
     def model_candidates(
