@@ -21,7 +21,7 @@ not share (``own``) and of shared values (``shared``), fitted on the values of i
 offset per page capture, fitted on the same values as the isotonic map, which it replaces where there are
 MIN_PLATT wrong and right values to fit it on (docs/decisions_calibration.md, "Looser maps of the learned P:
 not adopted"), ``by_kind`` (with ``--kind-prior S``) per field kind and capture the map of shared values of that
-kind, each bin shrunk toward the capture's map by S values (docs/decisions_calibration.md, "Maps of shared values
+kind, each bin shrunk toward the capture's map by S values (docs/decisions_calibration_kinds.md, "Maps of shared values
 per field kind: measured, not adopted").
 
 ``--onto FILE --refit PART [--refit PART]`` writes FILE with those parts refitted on the labels and the rest kept:

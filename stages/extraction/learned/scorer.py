@@ -124,9 +124,13 @@ class ScoreCalibrator:
     shared_by_capture: Mapping[str, tuple[tuple[float, ...], tuple[float, ...]]] = field(default_factory=dict)
     # per field kind (FieldSpec.kind: date, amount, id_number...) and page capture, the map of P for shared values
     # of that kind, each bin's rate shrunk toward the capture's map; where the file has one, it replaces the
-    # capture's map for the fields of that kind (docs/decisions_calibration.md, "Maps of shared values per field
+    # capture's map for the fields of that kind (docs/decisions_calibration_kinds.md, "Maps of shared values per field
     # kind")
     shared_by_kind: Mapping[str, Mapping[str, tuple[tuple[float, ...], tuple[float, ...]]]] = field(default_factory=dict)
+    # per page capture and field kind, an offset added to the logit of the confidence of values the rules do not
+    # share (after the map above): at the same P the kinds are not wrong alike (models/scorer/kind_offsets.py;
+    # docs/decisions_calibration_kinds.md, "Offsets per page capture and field kind for values the rules do not share")
+    own_kind_offset: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
     def confidence(self, ev: Any, capture: str = "scan") -> float:
         """P(the value is correct) from its evidence's P (``ev.score``) and the least sure character it is read from
@@ -141,6 +145,10 @@ class ScoreCalibrator:
             p = float(np.interp(p, *self.own_by_capture[capture]))
         elif self.iso_x:
             p = float(np.interp(p, self.iso_x, self.iso_y))
+        spec = FIELDS.get(getattr(ev, "key", None))
+        offset = (self.own_kind_offset.get(capture) or {}).get(spec.kind) if spec is not None else None
+        if offset:
+            p = sigmoid(logit(min(1.0, max(0.0, p))) + offset)
         return min(1.0, max(0.0, p))
 
     def shared(self, ev: Any, capture: str = "scan") -> Optional[float]:
@@ -192,6 +200,8 @@ class ScoreCalibrator:
                                   for kind, m in (("own", self.own_by_capture), ("shared", self.shared_by_capture))
                                   if c in m}
                               for c in sorted(set(self.own_by_capture) | set(self.shared_by_capture))}}
+        if self.own_kind_offset:
+            out["own_kind_offset"] = {c: dict(sorted(m.items())) for c, m in sorted(self.own_kind_offset.items())}
         if self.shared_by_kind:
             out["by_kind"] = {k: {c: {"shared": {"x": list(xy[0]), "y": list(xy[1])}} for c, xy in sorted(m.items())}
                               for k, m in sorted(self.shared_by_kind.items())}
@@ -220,7 +230,8 @@ class ScoreCalibrator:
                    own_by_capture=_by_capture(data.get("by_capture"), "own"),
                    shared_by_capture=_by_capture(data.get("by_capture"), "shared"),
                    shared_by_kind={str(k): m for k, v in (data.get("by_kind") or {}).items()
-                                   if (m := _by_capture(v, "shared"))})
+                                   if (m := _by_capture(v, "shared"))},
+                   own_kind_offset={str(c): _rates(m) for c, m in (data.get("own_kind_offset") or {}).items()})
 
 
 def rarely_absent(null_ok: Mapping[str, float], limit: float) -> frozenset[str]:

@@ -91,6 +91,22 @@ def test_a_value_alone_is_mapped_at_its_page_capture() -> None:
     assert AgreementCalibrator(cal, {}).confidence(ev) == cal.confidence(ev, "scan") > cal.confidence(ev, "fax")
 
 
+def test_a_value_alone_is_offset_by_its_capture_and_field_kind() -> None:
+    """The offset of the value's page capture and its field's kind is added to the logit of its confidence; a shared
+    value, another kind or another capture keeps its confidence."""
+    cal = replace(LEARNED, own_kind_offset={"scan": {"amount": 1.0}, "fax": {"amount": -1.0}})
+    ev, plain = _Ev("premium", 0.75), LEARNED.confidence(_Ev("premium", 0.75))
+    odds = plain / (1 - plain)
+    assert cal.confidence(ev, "scan") == pytest.approx(odds * np.e / (1 + odds * np.e))
+    assert cal.confidence(ev, "fax") == pytest.approx(odds / np.e / (1 + odds / np.e))
+    assert cal.confidence(ev, "photo") == plain
+    assert cal.confidence(_Ev("insured_name", 0.75), "scan") == LEARNED.confidence(_Ev("insured_name", 0.75), "scan")
+    shared = replace(cal, shared_x=(0.0, 1.0), shared_y=(0.0, 0.5))
+    assert AgreementCalibrator(shared, {"premium": 0.99}).confidence(ev) == shared.shared(ev, "scan")
+    again = ScoreCalibrator.from_json(json.loads(json.dumps(cal.to_json())))
+    assert again.own_kind_offset == {"fax": {"amount": -1.0}, "scan": {"amount": 1.0}}
+
+
 def test_empty_field_the_rules_found_uses_the_against_rules_rate() -> None:
     _, rules_found = agreement({"premium": None}, _rules("100.00", 0.999))
     assert rules_found == ["premium"]
