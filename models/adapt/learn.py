@@ -159,12 +159,12 @@ def resolved(learned: Learned) -> Counter:
     another field of its document shares (``Learned.shared``) takes, of the new wordings at the value's places,
     the first that documents without that doubt taught it and not more often one of the sharing fields; else
     the first that they taught none of the sharing fields, where they taught one of them another of those
-    wordings; else, between two persons' fields, the one its person's role word settles (:func:`_by_role_word`);
+    wordings; else, between two persons' fields, the one the heads of its person's wordings settle (:func:`_by_wording_head`);
     else none: nothing says which wording is whose."""
     clear = _per_wording(learned.wordings)
     out = Counter(learned.wordings)
     for (key, options, rivals), count in learned.shared.items():
-        pick = _by_teaching(key, options, rivals, clear) or _by_role_word(key, options, rivals, clear)
+        pick = _by_teaching(key, options, rivals, clear) or _by_wording_head(key, options, rivals, clear)
         if pick is not None:
             out[(key, *pick)] += count
     return out
@@ -179,21 +179,22 @@ def _by_teaching(key: str, options: tuple, rivals: frozenset, clear: Counter) ->
     return own[0] if own else (free[0] if free and len(free) < len(options) else None)
 
 
-_ROLE_HEAD = 2  # characters of a role word two labels of one person share (契约人 and 契约人电话)
+_HEAD = 2  # a wording's first characters, which two labels of one person share (契约人 and 契约人电话)
 
 
-def _by_role_word(key: str, options: tuple, rivals: frozenset, clear: Counter) -> Optional[tuple[str, str]]:
+def _by_wording_head(key: str, options: tuple, rivals: frozenset, clear: Counter) -> Optional[tuple[str, str]]:
     """For a person's field whose value another person's field shares (a self-insured policyholder): the option
-    whose role word begins a wording taught without doubt to one of this person's fields and to none of the other
-    persons' (契约人 beside 契约人电话, the policyholder's phone); else the one option that begins none of theirs,
-    where another does."""
+    whose head (first ``_HEAD`` characters) begins a wording taught without doubt to one of this person's fields
+    and to none of the other persons' (契约人 beside 契约人电话, the policyholder's phone); else the one option whose
+    head begins none of theirs, where another's does. (A label's role word, its text minus the attribute word, is
+    ``stages.extraction.learned.assign.role_word``; a head needs no attribute word to be known.)"""
     mine, theirs = field_role(key), {field_role(r) for r in rivals} - {None}
     if mine is None or not theirs or mine in theirs:
         return None
 
     def leans(text: str, persons: set) -> bool:
-        head = text[:_ROLE_HEAD]
-        return any(n > 0 and field_role(k) in persons and t[:_ROLE_HEAD] == head for (k, t), n in clear.items())
+        head = text[:_HEAD]
+        return any(n > 0 and field_role(k) in persons and t[:_HEAD] == head for (k, t), n in clear.items())
 
     own = [o for o in options if leans(o[0], {mine}) and not leans(o[0], theirs)]
     free = [o for o in options if not leans(o[0], theirs)]
