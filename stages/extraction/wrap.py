@@ -1,7 +1,6 @@
 """Whether a value may go on below its line: an address that runs to its line's end, with a text segment just below
-it, aligned with it, that no other field holds and that is no label, role word, heading, cell of a header row, value
-of a label beside it or label of a value beside or below it, may have been cut where its line wraps, so the document
-goes to review (``may_continue:<field>``, docs/confidence.md)."""
+it, aligned with it, that no other field holds and that is no label, role word, heading or cell of a header row, may
+have been cut where its line wraps, so the document goes to review (``may_continue:<field>``, docs/confidence.md)."""
 from __future__ import annotations
 
 import re
@@ -71,27 +70,6 @@ def _header_cell(page: Sequence[TextLine], boxes: Sequence[LineBox], below: Line
     return any(t.startswith(seg) for t in labels) or (len(row) >= 2 and len(labels) == len(row))
 
 
-def _paired(page: Sequence[TextLine], boxes: Sequence[LineBox], li: int, below: LineBox,
-            claimed: Collection[str]) -> bool:
-    """Whether ``below`` pairs with text beside it as a label with its value: the nearest box left of it on its row
-    (a row apart from the value line's) is a bare label, so ``below`` is that label's value (性别 | 男); or the
-    nearest box right of it on its row, or the box just below it and aligned with it, is exactly another field's
-    value, so ``below`` is that value's label, printed in a wording the lexicon may lack (受保障人 …… 令狐莉, or a
-    label above its value). A wrap's tail has neither: the line above is its only partner."""
-    h = below.height
-    values = {re.sub(r"\s+", "", t) for t in claimed if t}
-    row = [b for b in _readable(page, boxes) if b is not below and same_row(below, b) and not same_row(boxes[li], b)]
-    left = [b for b in row if b.x1 <= below.x0 + 0.5 * h]
-    if left and _bare_label(max(left, key=lambda b: b.x1).comp):
-        return True
-    right = [b for b in row if b.x0 >= below.x1 - 0.5 * h]
-    if right and min(right, key=lambda b: b.x0).comp in values:
-        return True
-    under = [b for b in _readable(page, boxes) if below.y1 - 0.5 * h <= b.y0 <= below.y1 + _BELOW_TO * h
-             and abs(b.x0 - below.x0) <= _ALIGN * h and b is not below]
-    return bool(under) and min(under, key=lambda b: b.y0).comp in values
-
-
 def continuation_below(chars: Sequence[tuple[int, int, int]], lines: Sequence[Sequence[TextLine]],
                        claimed: Collection[str]) -> Optional[str]:
     """The text segment that may continue a value whose characters are ``chars`` ((page, line, index) references)
@@ -115,6 +93,6 @@ def continuation_below(chars: Sequence[tuple[int, int, int]], lines: Sequence[Se
         return None
     if any(seg in t or (t and t in text) for t in claimed):
         return None
-    if _header_cell(lines[page], boxes, below_box, seg) or _paired(lines[page], boxes, li, below_box, claimed):
+    if _header_cell(lines[page], boxes, below_box, seg):
         return None
     return seg

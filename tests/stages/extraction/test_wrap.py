@@ -59,25 +59,3 @@ def test_a_continuation_beside_a_value_or_one_label_still_counts() -> None:
     # a one-character tail is never taken for a header, whatever its row holds
     two_labels = [line("室", 110.0, 130.0), line("联系电话", 500.0, 130.0), line("邮编", 800.0, 130.0)]
     assert continuation_below(_chars(), [[line(LABEL + ADDRESS, 50, 100)] + two_labels], ()) == "室"
-
-
-def test_text_that_pairs_with_a_label_or_a_value_beside_it_is_no_continuation() -> None:
-    address = line(LABEL + ADDRESS, 50, 100)
-    # the value of a bare label on its own row (性别 | 男)
-    assert continuation_below(_chars(), [[address, line("被保险人性别", -100.0, 130.0), line("男", 110.0, 130.0)]],
-                              ()) is None
-    # a label in a wording no list holds, its value (another field's) across the row: 受保障人 …… 令狐莉
-    across = [[address, line("受保障人", 50.0, 130.0), line("令狐莉", 800.0, 130.0)]]
-    assert continuation_below(_chars(), across, ("令狐莉",)) is None
-    assert continuation_below(_chars(), across, ()) == "受保障人"  # that text claimed by no field: it may continue
-    # a label above its value
-    above = [[address, line("保障人员", 110.0, 130.0), line("贾建", 110.0, 160.0)]]
-    assert continuation_below(_chars(), above, ("贾建",)) is None
-    assert continuation_below(_chars(), above, ()) == "保障人员"
-
-
-def test_the_addresss_own_label_cell_beside_its_tail_leaves_it_a_continuation() -> None:
-    # a label cell centred on the two lines of its wrapped value shares a row with both
-    value, label = line(ADDRESS, 110.0, 100.0), line("住址", 10.0, 110.0, h=44.0)
-    chars = [(0, 0, i) for i in range(len(ADDRESS))]
-    assert continuation_below(chars, [[value, label, line("元1702室", 110.0, 130.0)]], ()) == "元1702室"
