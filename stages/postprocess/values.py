@@ -397,12 +397,14 @@ def _cut_off(m: re.Match[str]) -> bool:
 
 
 def _grouping_consistent(m: Optional[re.Match[str]]) -> bool:
-    """False when the Arabic amount ``m`` has thousands commas that do not fall every three digits (``1171,455``,
-    ``12,34``): a printed amount never has them, so a digit was misread, added or lost."""
+    """False when the Arabic amount ``m`` has thousands commas out of step with its digits (``1171,455``, ``12,34``,
+    ``300,00``): a printed amount never has them, so a digit was misread, added or lost. A group after a comma of six
+    or nine digits (``1,500000``) keeps every comma on a multiple of three digits: a comma went unread, which loses
+    no digit, so it is in step."""
     if m is None or "," not in m["num"]:
         return True
     groups = m["num"].split(".")[0].rstrip(",").split(",")
-    return 1 <= len(groups[0]) <= 3 and all(len(g) == 3 for g in groups[1:])
+    return 1 <= len(groups[0]) <= 3 and all(len(g) >= 3 and len(g) % 3 == 0 for g in groups[1:])
 
 
 def parse_arabic_amount(text: str) -> Optional[Decimal]:

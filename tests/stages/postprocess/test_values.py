@@ -221,6 +221,20 @@ def test_thousands_commas_out_of_step_are_flagged(text: str, value: str) -> None
 
 
 @pytest.mark.parametrize("text, value", [
+    ("RMB1,500000.00", "1500000.00"),  # 1,500,000.00 with its second comma unread: every digit is there
+    ("￥12,000000000", "12000000000.00"),
+    ("3,000000元", "3000000.00"),
+])
+def test_a_comma_gone_unread_keeps_the_amount_in_step(text: str, value: str) -> None:
+    assert normalize_amount(text) == Normalized(value, ())
+
+
+def test_a_group_that_lost_a_digit_stays_out_of_step() -> None:
+    assert normalize_amount("RMB300,00.00") == Normalized("30000.00", (ISSUE_AMOUNT_GROUPING,))
+    assert normalize_amount("2,60000元") == Normalized("260000.00", (ISSUE_AMOUNT_GROUPING,))
+
+
+@pytest.mark.parametrize("text, value", [
     ("29783..80元", "29783.00"),  # a doubled full stop: the parse stops before the cents
     ("RMB59.386.S8", "59386.00"),  # a cent digit read as a letter
     ("¥1,000.00,2", "1000.00"),
