@@ -334,6 +334,21 @@ def draw_weight(label: str, labels: Sequence[str]) -> float:
     return 1.0 / sum(1 for other in labels if other.split("/", 1)[0] == folder)
 
 
+def report_samples(ap: argparse.ArgumentParser, reports: Sequence[Path], labels: Sequence[str]
+                   ) -> dict[str, list]:
+    """Per result label, the samples of the ``models.scorer.evaluate --json`` reports; a report that is missing,
+    or one of ``labels`` that no report holds, stops the command with a usage error naming it."""
+    pooled: dict[str, list] = {}
+    for path in reports:
+        if not path.is_file():
+            ap.error(f"no evaluation report at {path}")
+        pooled.update(json.loads(path.read_text(encoding="utf-8"))["samples"])
+    unknown = [label for label in labels if label not in pooled]
+    if unknown:
+        ap.error(f"label(s) in none of the reports: {', '.join(unknown)} (the reports hold: {', '.join(sorted(pooled))})")
+    return pooled
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("report", type=Path, nargs="+", help="JSON(s) written by models.scorer.evaluate --json")
@@ -374,14 +389,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if "platt" in refit and args.map != "platt":
         ap.error("--refit platt refits a file's Platt map: it needs --map platt")
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    pooled: dict[str, list] = {}
-    for path in args.report:
-        if not path.is_file():
-            ap.error(f"no evaluation report at {path}")
-        pooled.update(json.loads(path.read_text(encoding="utf-8"))["samples"])
-    unknown = [label for label in args.label + args.absent_label if label not in pooled]
-    if unknown:
-        ap.error(f"label(s) in none of the reports: {', '.join(unknown)} (the reports hold: {', '.join(sorted(pooled))})")
+    pooled = report_samples(ap, args.report, args.label + args.absent_label)
     samples = [dict(s, weight=draw_weight(label, args.label)) for label in args.label for s in pooled[label]]
     absent_only = [dict(s, weight=draw_weight(label, args.absent_label)) for label in args.absent_label
                    for s in pooled[label]]

@@ -20,7 +20,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Mapping, Optional, Sequence
 
-from models.scorer.calibrate import draw_weight
+from models.scorer.calibrate import draw_weight, report_samples
 from stages.extraction.evidence import least_sure_read, logit, sigmoid
 from stages.extraction.field_specs import FIELDS
 from stages.extraction.learned.scorer import ScoreCalibrator
@@ -91,14 +91,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.ridge <= 0:
         ap.error("--ridge must be positive")
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    pooled: dict[str, list] = {}
-    for path in args.report:
-        if not path.is_file():
-            ap.error(f"no evaluation report at {path}")
-        pooled.update(json.loads(path.read_text(encoding="utf-8"))["samples"])
-    unknown = [label for label in args.label if label not in pooled]
-    if unknown:
-        ap.error(f"label(s) in none of the reports: {', '.join(unknown)}")
+    pooled = report_samples(ap, args.report, args.label)
     samples = [dict(s, weight=draw_weight(label, args.label)) for label in args.label for s in pooled[label]]
     base = json.loads(args.onto.read_text(encoding="utf-8"))
     cal = ScoreCalibrator.from_json(base, str(args.onto))
