@@ -148,7 +148,7 @@ class ScoreCalibrator:
         spec = FIELDS.get(getattr(ev, "key", None))
         offset = (self.own_kind_offset.get(capture) or {}).get(spec.kind) if spec is not None else None
         if offset:
-            p = sigmoid(logit(min(1.0, max(0.0, p))) + offset)
+            p = sigmoid(logit(p) + offset)  # logit keeps p inside (0, 1)
         return min(1.0, max(0.0, p))
 
     def shared(self, ev: Any, capture: str = "scan") -> Optional[float]:
