@@ -24,6 +24,18 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-net
 PAGE = SAMPLES / "test_00012.jpg"
 
 
+@pytest.fixture(scope="module")
+def strict_engine():
+    """An inline engine whose review target is 1 %: the review names every field of the test page above that risk,
+    so the page has several flagged fields to step between whatever the calibration's exact confidences."""
+    from pipeline.core.engine import Engine
+    from stages.contracts.config import DocpipeConfig, with_overrides
+
+    cfg = with_overrides(DocpipeConfig(), engine={"mode": "inline"}, review={"max_document_error_rate": 0.01})
+    with Engine(cfg) as eng:
+        yield eng
+
+
 @contextmanager
 def review_server(engine, tmp_path):
     """A live server with ``PAGE`` processed as a job: (base URL, client, job, machine result)."""
@@ -58,8 +70,8 @@ def _tagged(labelled, key: str) -> list[tuple[int, int]]:
             if LABELS[int(lab)] in (f"B-{key}", f"I-{key}")]
 
 
-def test_click_to_fill_approve_export_and_read_back_as_training_labels(inline_engine, tmp_path):
-    with review_server(inline_engine, tmp_path) as (url, c, job, machine):
+def test_click_to_fill_approve_export_and_read_back_as_training_labels(strict_engine, tmp_path):
+    with review_server(strict_engine, tmp_path) as (url, c, job, machine):
         lines = machine["pages"][0]["lines"]
         name = machine["fields"]["insured_name"]["text"]
         at = [i for i, ln in enumerate(lines) if ln["text"] == name]
