@@ -5,8 +5,8 @@ right, with a ridge penalty that keeps a group with few values near 0; written i
 (``own_kind_offset``, read by ``stages/extraction/learned/scorer.py: ScoreCalibrator.confidence``).
 
     PYTHONPATH=$PWD python -m models.scorer.kind_offsets ev_a.json ev_b.json --label dev83/default \\
-        --label "dev83/withheld 0.3:3/default" ... --onto models/weights/scorer/calibration.json --ridge 7 \\
-        --version learned-23 --out models/weights/scorer/calibration.json
+        --label "dev83/withheld 0.3:3/default" ... --onto models/weights/scorer/calibration.json --ridge 20 \\
+        --version learned-24 --out models/weights/scorer/calibration.json
 
 Each draw of a document folder counts 1 / (its folder's draws), as in ``models.scorer.calibrate``."""
 from __future__ import annotations
@@ -17,11 +17,11 @@ import logging
 import sys
 from dataclasses import replace
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any, Mapping, Optional, Sequence
 
 from models.scorer.calibrate import draw_weight, report_samples
-from stages.extraction.evidence import least_sure_read, logit, sigmoid
+from models.scorer.replay import sample_evidence
+from stages.extraction.evidence import logit, sigmoid
 from stages.extraction.field_specs import FIELDS
 from stages.extraction.learned.scorer import ScoreCalibrator
 
@@ -35,12 +35,10 @@ def own_values(samples: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     return [s for s in samples if s.get("found") and not s.get("rules_agree") and s.get("field") in FIELDS]
 
 
-def base_confidence(cal: ScoreCalibrator, sample: Mapping[str, Any]) -> float:
-    """The confidence ``cal`` (without offsets) gives the sample's value, from its P and least sure reading."""
-    evidence = sample.get("evidence") or {}
-    ev = SimpleNamespace(key=sample["field"], score=float(sample["score"]),
-                         reading=least_sure_read(evidence.get("value_rec_min"), evidence.get("rec_min")))
-    return replace(cal, own_kind_offset={}).confidence(ev, str(sample.get("capture") or "scan"))
+def base_confidence(plain: ScoreCalibrator, sample: Mapping[str, Any]) -> float:
+    """The confidence ``plain`` (a calibration without offsets) gives the sample's value, from its P and least sure
+    reading."""
+    return plain.confidence(sample_evidence(sample), str(sample.get("capture") or "scan"))
 
 
 def fit_offset(values: Sequence[tuple[float, bool, float]], ridge: float) -> float:
@@ -66,9 +64,10 @@ def fit_offsets(cal: ScoreCalibrator, samples: Sequence[Mapping[str, Any]], ridg
                 ) -> dict[str, dict[str, float]]:
     """Per capture and field kind, the fitted offset of values the rules do not share (``weight`` per sample)."""
     groups: dict[tuple[str, str], list[tuple[float, bool, float]]] = {}
+    plain = replace(cal, own_kind_offset={})  # the offsets are refitted from the maps alone
     for s in own_values(samples):
         key = (str(s.get("capture") or "scan"), FIELDS[s["field"]].kind)
-        groups.setdefault(key, []).append((logit(base_confidence(cal, s)), bool(s["correct"]),
+        groups.setdefault(key, []).append((logit(base_confidence(plain, s)), bool(s["correct"]),
                                            float(s.get("weight", 1.0))))
     out: dict[str, dict[str, float]] = {}
     for (capture, kind), values in sorted(groups.items()):

@@ -38,6 +38,14 @@ class _Evidence:
     rec_min: Optional[float]
 
 
+def sample_evidence(sample: Mapping[str, Any]) -> _Evidence:
+    """What the calibrators read of a found field's evidence, from its evaluation sample: its P and least sure
+    reading (of an amount or a date, its numerals')."""
+    ev = sample.get("evidence") or {}
+    reading = least_sure_read(ev.get("value_rec_min"), ev.get("rec_min"))
+    return _Evidence(sample["field"], float(sample["score"]), reading, ev.get("rec_min"))
+
+
 @dataclass(frozen=True)
 class RecordedDocument:
     """One document of one labelled reading: whether it was right, its routing's hard reasons, its fields'
@@ -73,10 +81,7 @@ def confidences(cal: ScoreCalibrator, samples: Sequence[Mapping[str, Any]]
         captures={s["field"]: s.get("capture") or "scan" for s in found})
     conf = {}
     for s in found:
-        ev = s.get("evidence") or {}
-        reading = least_sure_read(ev.get("value_rec_min"), ev.get("rec_min"))
-        conf[s["field"]] = round(agreement.confidence(_Evidence(s["field"], float(s["score"]), reading,
-                                                                ev.get("rec_min"))), 4)
+        conf[s["field"]] = round(agreement.confidence(sample_evidence(s)), 4)
     return conf, {s["field"]: agreement.absent_ok(s["field"]) for s in empty}
 
 
