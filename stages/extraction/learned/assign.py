@@ -17,7 +17,7 @@ from stages.contracts.fields import field_role
 from stages.contracts.types import TextLine
 from stages.extraction.learned.candidates import Candidate, CharRef, DocLines
 from stages.extraction.rules.lexicon import ALL_ATTR_WORDS, ATTR_QUALIFIERS, ROLE_WORDS, Lexicon
-from stages.extraction.rules.lines import merge_wrapped_labels, prepare_line
+from stages.extraction.rules.lines import LineBox, merge_wrapped_labels, prepare_line, same_row
 from stages.postprocess.values import id_birth_date
 
 TOP_K = 5  # candidates per field the search considers (distinct value and span), besides "no value"
@@ -96,17 +96,14 @@ def role_word(label: str) -> Optional[str]:
     return word
 
 
-def label_words(doc: DocLines) -> dict[CharRef, str]:
+def label_words(doc: DocLines, boxes: Mapping[int, Sequence[LineBox]]) -> dict[CharRef, str]:
     """Per value start, the role word of the label printed right before it (:func:`role_word`), whatever the label's
     wording: the first character after a label's colon on its line, or, where a box ends with a label and its colon
     (the recognizer read label and value apart), the first of the next box right of it on its row unless that box
     ends with a label's colon too (the label's own value is empty). Two values whose labels share a role word belong
-    to one person, known words or not."""
+    to one person, known words or not. ``boxes``: per page, the boxes of its horizontal lines (``LineBox.index``
+    the line's index on its page)."""
     out: dict[CharRef, str] = {}
-    boxes: dict[int, list[tuple[int, np.ndarray]]] = {}
-    for p, li, ln in doc.flat:
-        if not ln.vertical:
-            boxes.setdefault(p, []).append((li, np.concatenate([ln.polygon.min(axis=0), ln.polygon.max(axis=0)])))
     for p, li, ln in doc.flat:
         for m in _LABEL_BEFORE.finditer(ln.text):
             word = role_word(m.group(1))
@@ -114,18 +111,17 @@ def label_words(doc: DocLines) -> dict[CharRef, str]:
                 continue
             if m.end() < len(ln.text):
                 out[(p, li, m.end())] = word
-            elif not ln.vertical and (right := _box_right_of(li, boxes[p])) is not None and not _ENDS_LABEL.search(
-                    doc.line((p, right, 0)).text):
+            elif not ln.vertical and (right := _box_right_of(li, boxes.get(p, ()))) is not None \
+                    and not _ENDS_LABEL.search(doc.line((p, right, 0)).text):
                 out[(p, right, 0)] = word
     return out
 
 
-def _box_right_of(li: int, boxes: Sequence[tuple[int, np.ndarray]]) -> Optional[int]:
-    """The line whose box comes next right of line ``li``'s on its row: its left edge at most half a height left of
-    ``li``'s right edge, the two overlapping vertically by at least half the smaller of their heights."""
-    box = next(b for k, b in boxes if k == li)
-    right = [(b[0], k) for k, b in boxes if k != li and b[0] >= box[2] - (box[3] - box[1]) / 2
-             and min(box[3], b[3]) - max(box[1], b[1]) >= min(box[3] - box[1], b[3] - b[1]) / 2]
+def _box_right_of(li: int, boxes: Sequence[LineBox]) -> Optional[int]:
+    """The line whose box comes next right of line ``li``'s on its row (``same_row``): its left edge at most half a
+    height left of ``li``'s right edge."""
+    box = next(b for b in boxes if b.index == li)
+    right = [(b.x0, b.index) for b in boxes if b.index != li and b.x0 >= box.x1 - box.height / 2 and same_row(box, b)]
     return min(right)[1] if right else None
 
 
@@ -162,12 +158,14 @@ def role_cells(doc: DocLines, lexicon: Lexicon) -> RoleCells:
     column: dict[LineRef, LineRef] = {}
     pages: dict[int, list[tuple[int, np.ndarray, set[str], Optional[str]]]] = {}
     by_page: dict[int, list[tuple[int, TextLine]]] = {}
+    horizontal: dict[int, list[LineBox]] = {}  # per page, its horizontal lines' boxes, indexed by line (label_words)
     for p, li, ln in doc.flat:
         by_page.setdefault(p, []).append((li, ln))
     for p, page_lines in by_page.items():
         # a label wrapped inside its cell (身故保险金受益 / 人：) names its role over its whole extent; only a role
         # cell read whole on its line heads a row or column
         boxes = [replace(prepare_line(k, ln), page=p) for k, (_, ln) in enumerate(page_lines)]
+        horizontal[p] = [replace(b, index=li) for b, (li, ln) in zip(boxes, page_lines) if not ln.vertical]
         merged, absorbed = merge_wrapped_labels(boxes, lexicon.pattern)
         head_of = {o[0]: h.index for h in merged if h.index not in absorbed for o in h.origin}
         for k, (li, ln) in enumerate(page_lines):
@@ -207,7 +205,7 @@ def role_cells(doc: DocLines, lexicon: Lexicon) -> RoleCells:
             if any(top < (m[1][1] + m[1][3]) / 2 < bottom for m in role_lines):
                 continue
             column[(p, li)] = (p, best[0])
-    return RoleCells(row, column, label_words(doc))
+    return RoleCells(row, column, label_words(doc, horizontal))
 
 
 def _num(v: Optional[str]) -> Optional[float]:
