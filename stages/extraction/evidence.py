@@ -14,13 +14,12 @@ import numpy as np
 
 from stages.contracts.types import TextLine
 from stages.extraction.field_specs import FIELDS
+from stages.extraction.strategies import RULE_STRATEGIES
 
 FEATURE_VERSION = 1
 
 # how a value was found: the rules' strategies, the model, or anything else
-HOW: tuple[str, ...] = (
-    "label", "label_right", "label_below", "narrative", "pattern", "unknown_label", "same_as_policyholder", "model",
-)
+HOW: tuple[str, ...] = RULE_STRATEGIES + ("model",)
 KINDS: tuple[str, ...] = ("code", "text", "name", "beneficiary", "id_number", "phone", "amount", "date")
 _EPS = 1e-4
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Protocol, Sequence
 
+from stages.extraction.strategies import UNKNOWN_LABEL
+
 # reason prefixes
 MISSING = "missing"
 INVALID = "invalid"
@@ -22,8 +24,6 @@ MAY_CONTINUE = "may_continue"  # the value runs to its line's end and text that 
 MAY_BE_CUT = "may_be_cut"  # the value ends its line, whose box holds room for unread characters (line_end.py)
 READERS_DISAGREE = "readers_disagree"  # the recognizer's check head reads the value otherwise (check_reading.py)
 
-# the rules' strategy that guesses which field a label outside the lexicon names (rules/unknown_labels.py)
-GUESSED_LABEL = "unknown_label"
 
 
 def uncalibrated_reasons(sources: Sequence[str]) -> list[str]:
@@ -50,7 +50,7 @@ def evidence_reasons(evidence: Mapping[str, EvidenceLike], min_score: float, min
     such a guess is wrong (docs/routing.md)."""
     out = []
     for key, ev in evidence.items():
-        if ev.score < min_score or (guessed_labels and ev.source == "rules" and ev.how == GUESSED_LABEL):
+        if ev.score < min_score or (guessed_labels and ev.source == "rules" and ev.how == UNKNOWN_LABEL):
             out.append(f"{WEAK_EVIDENCE}:{key}")
         elif ev.rivals > 0 and ev.margin < min_margin:
             out.append(f"{CLOSE_RIVAL}:{key}")

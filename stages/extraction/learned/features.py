@@ -22,11 +22,11 @@ from stages.extraction.learned.candidates import Candidate, DocLines
 from stages.extraction.learned.detectors import fold
 from stages.extraction.learned.ernie_evidence import ERNIE_FEATURES, ErnieEvidence
 from stages.extraction.rules.lexicon import DATE_MEANING_WORDS, Lexicon
+from stages.extraction.strategies import RULE_STRATEGIES
 
 FEATURE_VERSION = 3
 
-STRATEGIES = ("label", "label_right", "label_below", "narrative", "pattern", "unknown_label", "same_as_policyholder",
-              "date", "amount", "id_number", "phone", "company", "product", "code",
+STRATEGIES = RULE_STRATEGIES + ("date", "amount", "id_number", "phone", "company", "product", "code",
               "legal_heirs", "name", "address", "ernie")
 _ROLE_RE = re.compile(r"投保|被保|受益|代理|业务员|营销员|经办|客户经理|服务人员|销售人员")
 ROLE_OF = {"投保": "policyholder", "被保": "insured", "受益": "beneficiary"}  # a role word's head: its person

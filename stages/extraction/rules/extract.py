@@ -16,6 +16,7 @@ from stages.extraction.rules.patterns import pattern_candidates
 from stages.extraction.rules.records import OcrLineLike, RuleMatch
 from stages.extraction.rules.role_tables import role_table_candidates
 from stages.extraction.rules.unknown_labels import unknown_label_candidates
+from stages.extraction.strategies import SAME_AS_POLICYHOLDER
 
 
 def _drop_contradicted(cands: list[RuleCandidate]) -> list[RuleCandidate]:
@@ -108,7 +109,7 @@ def _decide(doc: PreparedDocument) -> tuple[list[RuleCandidate], dict[str, RuleC
             m = source.match
             best[key] = RuleCandidate(key, source.score * 0.95, source.order,
                                   RuleMatch(key, m.text, m.line_indices, round(m.score * 0.95, 4),
-                                            "same_as_policyholder", m.normalized, chars=m.chars))
+                                            SAME_AS_POLICYHOLDER, m.normalized, chars=m.chars))
     return cands, best
 
 

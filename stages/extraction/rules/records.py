@@ -86,7 +86,7 @@ class RuleMatch:
     text: str
     line_indices: tuple[int, ...]
     score: float
-    method: str  # label | label_right | label_below | narrative | pattern | unknown_label | same_as_policyholder
+    method: str  # one of stages/extraction/strategies.py: RULE_STRATEGIES
     normalized: Normalized
     # competition (evidence for calibrated confidence): candidates for this key with another value, and how far
     # the best of them scored below this one (1.0 when there is none)

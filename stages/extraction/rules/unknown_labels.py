@@ -26,6 +26,7 @@ from stages.extraction.rules.lexicon import (
 from stages.extraction.rules.lines import CJK_RE, PUNCT, content_start
 from stages.extraction.rules.occurrences import LabelHit, label_box_end, skip_connectors
 from stages.extraction.rules.values import AMOUNT_CHARS
+from stages.extraction.strategies import UNKNOWN_LABEL
 
 _SCORE_UNKNOWN = 0.6  # times the site's base score: above bare patterns, below every known label
 _MIN_SIMILARITY = 0.2
@@ -205,11 +206,11 @@ def _unknown_site_candidates(doc: PreparedDocument, key: str, sites: list[ValueS
     factor = _SCORE_UNKNOWN * min(1.0, 0.5 + sim)
     for segments, cont, method, base in sites:
         if key == "_period":
-            found = period_candidates(doc, segments + cont, "unknown_label", base * factor)
+            found = period_candidates(doc, segments + cont, UNKNOWN_LABEL, base * factor)
             if found:
                 return found
             continue
-        c = segments_candidate(doc, key, value_span(doc, key, segments, cont), "unknown_label", base * factor)
+        c = segments_candidate(doc, key, value_span(doc, key, segments, cont), UNKNOWN_LABEL, base * factor)
         if c is not None and FIELDS[key].kind == "amount" and any(
                 CJK_RE.match(ch) and ch not in AMOUNT_CHARS for ch in c.match.text):
             c = None  # 智选住院医疗保险(2024版) is no amount, however it parses

@@ -7,6 +7,7 @@ from typing import Optional
 from stages.extraction.field_specs import FIELDS
 from stages.extraction.rules.lexicon import ALL_ATTR_WORDS, LABELS, SECTION_SUFFIXES
 from stages.extraction.rules.lines import CJK_RE
+from stages.extraction.strategies import UNKNOWN_LABEL
 from stages.postprocess.values import STATUTORY, Normalized, date_spans
 
 # words that never occur in a person's name; particles only after the first character (向, 于, 和 are surnames)
@@ -245,7 +246,7 @@ def plausibility(key: str, n: Normalized, method: str) -> Optional[float]:
     if key == "product_name" and (v.startswith(("本", "该", "此")) or _ends_like_a_label(v, key)
                                   or v.endswith(_COMPANY_NAME_ENDS)):
         return None  # 本保险, a label read as a value, or a company's name (华信人寿保险股份有限公司)
-    if key == "insurer" and method == "unknown_label" and not v.endswith(_COMPANY_SUFFIXES):
+    if key == "insurer" and method == UNKNOWN_LABEL and not v.endswith(_COMPANY_SUFFIXES):
         return None  # a label outside the lexicon: only a company name proves it names the insurer
     return 1.0
 
