@@ -74,6 +74,14 @@ def continuation_below(chars: Sequence[tuple[int, int, int]], lines: Sequence[Se
                        claimed: Collection[str]) -> Optional[str]:
     """The text segment that may continue a value whose characters are ``chars`` ((page, line, index) references)
     on the line below, or None. ``claimed``: the texts of the document's other fields."""
+    span = continuation_span(chars, lines, claimed)
+    return None if span is None else lines[span[0]][span[1]].text[span[2]:span[3]]
+
+
+def continuation_span(chars: Sequence[tuple[int, int, int]], lines: Sequence[Sequence[TextLine]],
+                      claimed: Collection[str]) -> Optional[tuple[int, int, int, int]]:
+    """Where the segment of :func:`continuation_below` is: (page, line index, start, end) of its characters in that
+    line's text, or None."""
     ending = ending_line(chars, lines)
     if ending is None or ending[0].vertical:
         return None
@@ -95,4 +103,4 @@ def continuation_below(chars: Sequence[tuple[int, int, int]], lines: Sequence[Se
         return None
     if _header_cell(lines[page], boxes, below_box, seg):
         return None
-    return seg
+    return page, below_box.index, m.start(), m.end()

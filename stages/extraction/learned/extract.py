@@ -22,6 +22,7 @@ from stages.extraction.learned.detectors import detector_candidates
 from stages.extraction.learned.ernie_evidence import ErnieEvidence
 from stages.extraction.learned.features import ROLE_OF, featurize
 from stages.extraction.learned.scorer import Scorer
+from stages.extraction.learned.wrapped import wrapped_candidates
 from stages.extraction.rule_decision import rules_decision
 from stages.extraction.rules.extract import RulesDecision
 from stages.extraction.rules.labels import LEARNED_PREFIX
@@ -68,7 +69,8 @@ def document_candidates(lines: Sequence[Sequence[TextLine]], page_sizes: Sequenc
         by_rules = rules_decision(doc.flat, today, lexicon, chars if label_reread else None)
     evidence = ErnieEvidence(doc, ernie, today) if ernie is not None else ErnieEvidence.missing(doc)
     reread = reread_dates(doc, today, chars) if chars is not None and redecode else []
-    cands = merge(rule_candidates(doc, by_rules) + detector_candidates(doc, today, lexicon) + reread
+    detected = detector_candidates(doc, today, lexicon)
+    cands = merge(rule_candidates(doc, by_rules) + detected + wrapped_candidates(doc, lines, detected, today) + reread
                   + evidence.candidates)
     return DocumentCandidates(doc, cands, featurize(doc, cands, lexicon, evidence), lexicon)
 
