@@ -15,7 +15,7 @@ from stages.contracts.fields import FIELD_KEYS
 from stages.contracts.types import StageError, TextLine
 from stages.extraction.field_specs import FIELDS, normalize_field
 from stages.extraction.learned.candidates import Candidate, CharRef, DocLines
-from stages.extraction.learned.detectors import fold
+from stages.extraction.learned.detectors import PRODUCT_RE, fold
 
 if TYPE_CHECKING:
     from stages.extraction.ernie import ErnieExtractor, Extraction
@@ -99,6 +99,25 @@ def whole_token(key: str, text: str, chars: tuple[tuple[int, int], ...], texts: 
     return line[s:e], tuple((li, ci) for ci in range(s, e))
 
 
+def whole_product(key: str, text: str, chars: tuple[tuple[int, int], ...], texts: Sequence[str]
+                  ) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """ERNIE-Layout's span of a product name that is no product by itself (it does not end as one:
+    ``detectors.PRODUCT_RE``, …险 or …计划 with its qualifiers) widened to the product its line prints around it,
+    where the span lies inside that match on one line (康定期 of 福寿安康定期寿险: the decoder tagged a piece of it);
+    the span itself otherwise. A whole product stays as read: the match may hold a label read glued to it
+    (险种无忧重大疾病保险)."""
+    if (key != "product_name" or not chars or len({li for li, _ in chars}) != 1
+            or PRODUCT_RE.fullmatch(fold(text).strip())):
+        return text, chars
+    li = chars[0][0]
+    line = texts[li]
+    start, end = min(ci for _, ci in chars), max(ci for _, ci in chars) + 1
+    for m in PRODUCT_RE.finditer(fold(line)):
+        if m.start() <= start and end <= m.end() and (m.start(), m.end()) != (start, end):
+            return line[m.start():m.end()], tuple((li, ci) for ci in range(m.start(), m.end()))
+    return text, chars
+
+
 @dataclass(frozen=True)
 class _Best:
     chars: tuple[CharRef, ...]
@@ -146,6 +165,7 @@ class ErnieEvidence:
                 if key not in FIELDS:
                     continue
                 text, kept = whole_token(key, span.text, span.chars, texts, today)
+                text, kept = whole_product(key, text, kept, texts)
                 chars = tuple((p, li, ci) for li, ci in kept if not texts[li][ci].isspace())
                 if not chars:
                     continue

@@ -23,6 +23,7 @@ from stages.extraction.learned.ernie_evidence import ErnieEvidence
 from stages.extraction.learned.features import ROLE_OF, featurize
 from stages.extraction.learned.scorer import Scorer
 from stages.extraction.learned.wrapped import wrapped_candidates
+from stages.extraction.wrap import MAY_WRAP
 from stages.extraction.rule_decision import rules_decision
 from stages.extraction.rules.extract import RulesDecision
 from stages.extraction.rules.labels import LEARNED_PREFIX
@@ -70,8 +71,9 @@ def document_candidates(lines: Sequence[Sequence[TextLine]], page_sizes: Sequenc
     evidence = ErnieEvidence(doc, ernie, today) if ernie is not None else ErnieEvidence.missing(doc)
     reread = reread_dates(doc, today, chars) if chars is not None and redecode else []
     detected = detector_candidates(doc, today, lexicon)
-    cands = merge(rule_candidates(doc, by_rules) + detected + wrapped_candidates(doc, lines, detected, today) + reread
-                  + evidence.candidates)
+    claimed = [rc.match.text for k, rc in by_rules.best.items() if k not in MAY_WRAP and rc.match.text]
+    cands = merge(rule_candidates(doc, by_rules) + detected + wrapped_candidates(doc, lines, detected, today, claimed)
+                  + reread + evidence.candidates)
     return DocumentCandidates(doc, cands, featurize(doc, cands, lexicon, evidence), lexicon)
 
 

@@ -4,7 +4,7 @@ source and strategy, so that the scorer can choose the whole address over the pa
 from __future__ import annotations
 
 from datetime import date
-from typing import Sequence
+from typing import Collection, Sequence
 
 from stages.contracts.types import TextLine
 from stages.extraction.field_specs import normalize_field
@@ -13,14 +13,15 @@ from stages.extraction.wrap import MAY_WRAP, continuation_span
 
 
 def wrapped_candidates(doc: DocLines, lines: Sequence[Sequence[TextLine]], cands: Sequence[Candidate],
-                       today: date) -> list[Candidate]:
+                       today: date, claimed: Collection[str] = ()) -> list[Candidate]:
     """Per detector candidate of a field a line wrap can cut (``MAY_WRAP``) that text below may continue, the
-    candidate with that text joined on."""
+    candidate with that text joined on. ``claimed``: texts that are other fields' values (the rules' decision of
+    the other fields), which no continuation holds, as in routing."""
     out = []
     for c in cands:
         if c.source != "detector" or c.key not in MAY_WRAP:
             continue
-        span = continuation_span(c.chars, lines, ())
+        span = continuation_span(c.chars, lines, claimed)
         if span is None:
             continue
         tail = span_candidate(doc, c.key, *span, c.source, c.strategy, today)

@@ -118,3 +118,25 @@ def test_a_span_that_cuts_a_token_is_widened_to_it() -> None:
     assert widened("policyholder_address", 5, 0, 5) == "上海市浦东"
     two_lines = ((0, 13), (1, 0))
     assert whole_token("sum_insured", "04", two_lines, texts, TODAY)[1] == two_lines
+
+
+def test_a_span_inside_a_printed_product_is_widened_to_the_product() -> None:
+    """A product span ERNIE-Layout tagged inside the product its line prints (…险 with its qualifiers) that is no
+    product by itself becomes that product; a product (even one the line prints with a glued label), a span of
+    another field, a span on no product and a span over two lines stay as read."""
+    from stages.extraction.learned.ernie_evidence import whole_product
+
+    texts = ["保障项目：福寿安康定期寿险", "险种名称：鑫享两全保险（分红型）", "上海市浦东新区", "险种无忧重大疾病保险"]
+
+    def widened(key: str, li: int, start: int, end: int) -> str:
+        return whole_product(key, texts[li][start:end], tuple((li, ci) for ci in range(start, end)), texts)[0]
+
+    assert widened("product_name", 0, 8, 11) == "福寿安康定期寿险"  # 康定期: a piece from its middle
+    assert widened("product_name", 1, 5, 11) == "鑫享两全保险"  # a product by itself
+    assert widened("product_name", 1, 5, 14) == "鑫享两全保险（分红型）"  # a qualifier cut: no product
+    assert widened("product_name", 3, 2, 10) == "无忧重大疾病保险"  # not widened to the glued label 险种
+    assert widened("product_name", 0, 5, 13) == "福寿安康定期寿险"
+    assert widened("insurer", 0, 8, 11) == "康定期"
+    assert widened("product_name", 2, 0, 3) == "上海市"
+    two_lines = ((0, 12), (1, 5))
+    assert whole_product("product_name", "险鑫", two_lines, texts)[1] == two_lines

@@ -12,9 +12,9 @@ TODAY = date(2026, 6, 1)
 ADDRESS = "新疆维吾尔自治区乌鲁木齐市天山区振兴路210号枫林小区24栋3单元"
 
 
-def _wrapped(page: list) -> set[str]:
+def _wrapped(page: list, claimed: tuple[str, ...] = ()) -> set[str]:
     doc = DocLines.build([page], [(1000.0, 1400.0)])
-    return {c.text for c in wrapped_candidates(doc, [page], detector_candidates(doc, TODAY), TODAY)}
+    return {c.text for c in wrapped_candidates(doc, [page], detector_candidates(doc, TODAY), TODAY, claimed)}
 
 
 def test_an_address_wrapped_back_to_the_margin_is_proposed_whole() -> None:
@@ -31,3 +31,9 @@ def test_no_whole_address_where_nothing_below_continues_it() -> None:
     assert _wrapped([line("联络处所：" + ADDRESS + "302室", 50, 100), line("保险对象：吕静红", 50, 130)]) == set()
     assert _wrapped([line("联络处所：" + ADDRESS, 50, 100), line("302室", 50, 260)]) == set()  # too far below
     assert _wrapped([line("联络处所：" + ADDRESS + "  电话", 50, 100), line("302室", 50, 130)]) == set()  # ends early
+
+
+def test_another_fields_value_below_is_no_end_of_the_address() -> None:
+    page = [line("联络处所：" + ADDRESS, 50, 100), line("吕静红", 50, 130)]
+    assert _wrapped(page) == {ADDRESS + "吕静红"}
+    assert _wrapped(page, claimed=("吕静红",)) == set()  # the rules read it as the insured's name
