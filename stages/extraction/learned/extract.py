@@ -70,10 +70,11 @@ def document_candidates(lines: Sequence[Sequence[TextLine]], page_sizes: Sequenc
         by_rules = rules_decision(doc.flat, today, lexicon, chars if label_reread else None)
     evidence = ErnieEvidence(doc, ernie, today) if ernie is not None else ErnieEvidence.missing(doc)
     reread = reread_dates(doc, today, chars) if chars is not None and redecode else []
+    ruled = rule_candidates(doc, by_rules)
     detected = detector_candidates(doc, today, lexicon)
     claimed = [rc.match.text for k, rc in by_rules.best.items() if k not in MAY_WRAP and rc.match.text]
-    cands = merge(rule_candidates(doc, by_rules) + detected + wrapped_candidates(doc, lines, detected, today, claimed)
-                  + reread + evidence.candidates)
+    wrapped = wrapped_candidates(doc, lines, detected, today, claimed, ruled)
+    cands = merge(ruled + detected + wrapped + reread + evidence.candidates)
     return DocumentCandidates(doc, cands, featurize(doc, cands, lexicon, evidence), lexicon)
 
 

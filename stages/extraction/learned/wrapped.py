@@ -13,10 +13,13 @@ from stages.extraction.wrap import MAY_WRAP, continuation_span
 
 
 def wrapped_candidates(doc: DocLines, lines: Sequence[Sequence[TextLine]], cands: Sequence[Candidate],
-                       today: date, claimed: Collection[str] = ()) -> list[Candidate]:
+                       today: date, claimed: Collection[str] = (), offered: Sequence[Candidate] = ()
+                       ) -> list[Candidate]:
     """Per detector candidate of a field a line wrap can cut (``MAY_WRAP``) that text below may continue, the
-    candidate with that text joined on. ``claimed``: texts that are other fields' values (the rules' decision of
-    the other fields), which no continuation holds, as in routing."""
+    candidate with that text joined on, unless another source offers those characters for the field already
+    (``offered``: the rules read a wrapped address under a known label whole). ``claimed``: texts that are other
+    fields' values (the rules' decision of the other fields), which no continuation holds, as in routing."""
+    taken = {(c.key, c.chars) for c in offered}
     out = []
     for c in cands:
         if c.source != "detector" or c.key not in MAY_WRAP:
@@ -26,6 +29,8 @@ def wrapped_candidates(doc: DocLines, lines: Sequence[Sequence[TextLine]], cands
             continue
         tail = span_candidate(doc, c.key, *span, c.source, c.strategy, today)
         if tail is None:
+            continue
+        if (c.key, c.chars + tail.chars) in taken:
             continue
         text = c.text + tail.text
         n = normalize_field(c.key, text, today)

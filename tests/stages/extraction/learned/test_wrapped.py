@@ -37,3 +37,13 @@ def test_another_fields_value_below_is_no_end_of_the_address() -> None:
     page = [line("联络处所：" + ADDRESS, 50, 100), line("吕静红", 50, 130)]
     assert _wrapped(page) == {ADDRESS + "吕静红"}
     assert _wrapped(page, claimed=("吕静红",)) == set()  # the rules read it as the insured's name
+
+
+def test_no_whole_address_that_another_source_offers_already() -> None:
+    # under a known label the rules read the wrapped address whole: the same characters are not offered twice
+    page = [line("联络处所：" + ADDRESS, 50, 100), line("302室", 50, 130)]
+    doc = DocLines.build([page], [(1000.0, 1400.0)])
+    detected = detector_candidates(doc, TODAY)
+    whole = wrapped_candidates(doc, [page], detected, TODAY)
+    assert len(whole) == 1
+    assert wrapped_candidates(doc, [page], detected, TODAY, offered=whole) == []
