@@ -1,5 +1,5 @@
-"""The learned decision for one document: candidates (rule strategies + type detectors + ERNIE-Layout's spans),
-features (ERNIE-Layout's probabilities among them), the scorer's
+"""The learned decision for one document: candidates (rule strategies + type detectors + detected addresses joined
+with their wrapped end + ERNIE-Layout's spans), features (ERNIE-Layout's probabilities among them), the scorer's
 P, the joint assignment; the chosen candidates go to the field assembler with P as their score."""
 from __future__ import annotations
 
@@ -23,12 +23,12 @@ from stages.extraction.learned.ernie_evidence import ErnieEvidence
 from stages.extraction.learned.features import ROLE_OF, featurize
 from stages.extraction.learned.scorer import Scorer
 from stages.extraction.learned.wrapped import wrapped_candidates
-from stages.extraction.wrap import MAY_WRAP
 from stages.extraction.rule_decision import rules_decision
 from stages.extraction.rules.extract import RulesDecision
 from stages.extraction.rules.labels import LEARNED_PREFIX
 from stages.extraction.rules.lexicon import FULL_LEXICON, Lexicon
 from stages.extraction.rules.lines import CJK_RE, normalized
+from stages.extraction.wrap import MAY_WRAP
 from stages.postprocess.values import ISSUE_AMOUNT_MISMATCH, Normalized
 from stages.recognition.ctc import CharDict
 
