@@ -22,9 +22,9 @@ from models.adapt.corrected import corrected_truth, record_lines
 from stages.extraction.field_specs import FIELDS
 from stages.extraction.rule_decision import rules_decision
 from stages.extraction.rules.extract import winners
-from stages.extraction.rules.labels import LEARNED_PREFIX
 from stages.extraction.rules.lexicon import FULL_LEXICON, extend_lexicon
 from stages.extraction.rules.records import flat_lines
+from stages.extraction.strategies import LEARNED_PREFIX
 
 log = logging.getLogger(__name__)
 

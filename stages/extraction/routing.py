@@ -25,7 +25,6 @@ MAY_BE_CUT = "may_be_cut"  # the value ends its line, whose box holds room for u
 READERS_DISAGREE = "readers_disagree"  # the recognizer's check head reads the value otherwise (check_reading.py)
 
 
-
 def uncalibrated_reasons(sources: Sequence[str]) -> list[str]:
     """``uncalibrated:<source>`` for each decision source without a calibrator: its confidences are no
     probabilities, so the document's risk is unknown and it never goes straight through (docs/routing.md)."""

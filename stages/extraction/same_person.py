@@ -18,7 +18,7 @@ from stages.contracts.types import TextLine
 from stages.extraction.decisions import Decision, Proposal
 from stages.extraction.field_specs import FIELDS
 from stages.extraction.lexicon_reread import segment_log_ratio
-from stages.extraction.strategies import SAME_AS_POLICYHOLDER
+from stages.extraction.strategies import COPY_OF_POLICYHOLDER
 from stages.recognition.ctc import CharDict
 
 PAIR = (("policyholder_id_number", "policyholder_name"), ("insured_id_number", "insured_name"))
@@ -79,4 +79,4 @@ def _reread(d: Decision, text: str, today: date) -> Decision:
 
 def _copy(d: Decision, key: str, today: date) -> Decision:
     norm = FIELDS[key].normalizer(d.proposal.text, today)
-    return Decision(replace(d.proposal, key=key, how=SAME_AS_POLICYHOLDER, normalized=norm), norm)
+    return Decision(replace(d.proposal, key=key, how=COPY_OF_POLICYHOLDER, normalized=norm), norm)

@@ -20,8 +20,8 @@ from stages.extraction.rule_decision import rules_decision
 from stages.extraction.rules import RuleMatch
 from stages.extraction.rules.extract import RulesDecision, winners
 from stages.extraction.rules.records import flat_lines, match_chars
-from stages.extraction.rules.labels import LEARNED_PREFIX
 from stages.extraction.rules.lexicon import FULL_LEXICON, LabelWithholding, Lexicon, extend_lexicon, withheld_lexicon
+from stages.extraction.strategies import LEARNED_PREFIX
 from stages.postprocess.values import compact
 from stages.recognition.ctc import CharDict
 from stages.contracts.types import Page, TextLine

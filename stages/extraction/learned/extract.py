@@ -25,9 +25,9 @@ from stages.extraction.learned.scorer import Scorer
 from stages.extraction.learned.wrapped import wrapped_candidates
 from stages.extraction.rule_decision import rules_decision
 from stages.extraction.rules.extract import RulesDecision
-from stages.extraction.rules.labels import LEARNED_PREFIX
 from stages.extraction.rules.lexicon import FULL_LEXICON, Lexicon
 from stages.extraction.rules.lines import CJK_RE, normalized
+from stages.extraction.strategies import LEARNED_PREFIX
 from stages.extraction.wrap import MAY_WRAP
 from stages.postprocess.values import ISSUE_AMOUNT_MISMATCH, Normalized
 from stages.recognition.ctc import CharDict

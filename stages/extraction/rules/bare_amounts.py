@@ -21,6 +21,7 @@ from typing import Optional
 from stages.extraction.rules.candidates import SCORE_PATTERN, RuleCandidate, retarget, text_candidate
 from stages.extraction.rules.document import PreparedDocument
 from stages.extraction.rules.lines import raw_refs
+from stages.extraction.strategies import PATTERN
 from stages.postprocess.values import CAPITAL_NUMERALS
 
 SCORE_BARE_AMOUNT = SCORE_PATTERN * 0.8
@@ -40,7 +41,7 @@ def bare_amount_candidates(doc: PreparedDocument, best: dict[str, RuleCandidate]
         line = doc.lines[li]
         if doc.source[li] in taken or not _is_bare_amount(line.comp):
             continue
-        c = text_candidate(doc, "sum_insured", line.raw, raw_refs(line, 0, len(line.norm)), (li,), "pattern",
+        c = text_candidate(doc, "sum_insured", line.raw, raw_refs(line, 0, len(line.norm)), (li,), PATTERN,
                            SCORE_BARE_AMOUNT)
         if c is not None and c.match.value is not None and c.match.normalized.valid:
             bare.setdefault(Decimal(c.match.value), c)

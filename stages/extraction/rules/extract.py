@@ -16,7 +16,7 @@ from stages.extraction.rules.patterns import pattern_candidates
 from stages.extraction.rules.records import OcrLineLike, RuleMatch
 from stages.extraction.rules.role_tables import role_table_candidates
 from stages.extraction.rules.unknown_labels import unknown_label_candidates
-from stages.extraction.strategies import SAME_AS_POLICYHOLDER
+from stages.extraction.strategies import COPY_OF_POLICYHOLDER, NARRATIVE, PATTERN
 
 
 def _drop_contradicted(cands: list[RuleCandidate]) -> list[RuleCandidate]:
@@ -24,12 +24,12 @@ def _drop_contradicted(cands: list[RuleCandidate]) -> list[RuleCandidate]:
     from context for the same span."""
     claims: dict[tuple[tuple[int, ...], Optional[str]], str] = {}
     for c in cands:
-        if c.match.method == "narrative" and FIELDS[c.key].kind in ("id_number", "name"):
+        if c.match.method == NARRATIVE and FIELDS[c.key].kind in ("id_number", "name"):
             claims[(c.match.line_indices, c.match.value)] = c.key
     out = []
     for c in cands:
         owner = claims.get((c.match.line_indices, c.match.value))
-        if owner is not None and owner != c.key and c.match.method != "narrative" and c.key != UNSURE_ID:
+        if owner is not None and owner != c.key and c.match.method != NARRATIVE and c.key != UNSURE_ID:
             continue
         out.append(c)
     return out
@@ -96,7 +96,7 @@ def _decide(doc: PreparedDocument) -> tuple[list[RuleCandidate], dict[str, RuleC
     cands = label_cands + role_table_candidates(doc) + narrative_candidates(doc, join_lines(doc))
     cands += pattern_candidates(doc)
     cands = _drop_contradicted(cands)
-    labelled = _best(c for c in cands if c.key != UNSURE_ID and c.match.method != "pattern")
+    labelled = _best(c for c in cands if c.key != UNSURE_ID and c.match.method != PATTERN)
     cands += unknown_label_candidates(doc, labelled)
     best = _best(c for c in cands if c.key != UNSURE_ID)
     # amounts whose labels were lost, by premium < sum insured
@@ -109,7 +109,7 @@ def _decide(doc: PreparedDocument) -> tuple[list[RuleCandidate], dict[str, RuleC
             m = source.match
             best[key] = RuleCandidate(key, source.score * 0.95, source.order,
                                   RuleMatch(key, m.text, m.line_indices, round(m.score * 0.95, 4),
-                                            SAME_AS_POLICYHOLDER, m.normalized, chars=m.chars))
+                                            COPY_OF_POLICYHOLDER, m.normalized, chars=m.chars))
     return cands, best
 
 

@@ -33,9 +33,9 @@ from stages.extraction.rules.occurrences import LabelHit, skip_connectors
 from stages.extraction.rules.roles import resolve_role
 from stages.extraction.rules.values import strip_separators
 from stages.extraction.rules.wrapping import cell_tail, continuation
+from stages.extraction.strategies import LABEL, LABEL_BELOW, LABEL_RIGHT, LEARNED_PREFIX
 from stages.postprocess.values import ISSUE_AMOUNT_MISMATCH, date_spans
 
-LEARNED_PREFIX = "learned_"  # a value found through a learned wording: its method is label, label_right… with this
 CONTINUABLE = ("amount", "date", "id_number", "phone", "text")  # kinds whose value may wrap onto the next line
 ValueSite = tuple[Segments, Segments, str, float]  # (segments, continuation, method, base score)
 
@@ -75,7 +75,7 @@ def value_sites(doc: PreparedDocument, o: LabelHit) -> list[ValueSite]:
     end = doc.value_end(o.line, o.value_start)
     if o.value_start < end:
         separated = o.value_start > o.end
-        return [_site(doc, o.line, o.value_start, "label", SCORE_LABEL_SEPARATED if separated else SCORE_LABEL_PLAIN)]
+        return [_site(doc, o.line, o.value_start, LABEL, SCORE_LABEL_SEPARATED if separated else SCORE_LABEL_PLAIN)]
     if end < len(line.comp):
         return []  # another label follows immediately: this one's value is empty
     # a label at the end of a wrapped paragraph line: the value opens the next line (a label box ending in ':'
@@ -90,11 +90,11 @@ def value_sites(doc: PreparedDocument, o: LabelHit) -> list[ValueSite]:
         start, _ = skip_connectors(doc.lines[nxt].comp, 0)
         end = doc.value_end(nxt, start)
         if start < end:
-            return [(((nxt, start, end),), (), "label", SCORE_LABEL_PLAIN)]
+            return [(((nxt, start, end),), (), LABEL, SCORE_LABEL_PLAIN)]
     sites: list[ValueSite] = []
     x0, x1 = x_at(line, o.start), line.x1
-    for other, method, score in ((right, "label_right", SCORE_RIGHT),
-                                 (below(doc, line, x0, x1), "label_below", SCORE_BELOW)):
+    for other, method, score in ((right, LABEL_RIGHT, SCORE_RIGHT),
+                                 (below(doc, line, x0, x1), LABEL_BELOW, SCORE_BELOW)):
         if other is not None and not doc.starts_with_label(other.index) and not is_list_item(other.comp):
             sites.append(_site(doc, other.index, 0, method, score))
     return sites
@@ -169,7 +169,7 @@ def label_candidates(doc: PreparedDocument) -> tuple[list[RuleCandidate], set[st
                 continue
             for segments, cont, method, base in value_sites(doc, o):
                 if o.label.kind == "period":
-                    if method != "label":  # a value box: the period may be split into touching boxes
+                    if method != LABEL:  # a value box: the period may be split into touching boxes
                         segments = row_run(doc, segments)
                     out.extend(period_candidates(doc, segments + cont, method, base * factor))
                     continue

@@ -17,6 +17,7 @@ from stages.extraction.rules.document import PreparedDocument
 from stages.extraction.rules.labels import hit_fields
 from stages.extraction.rules.lines import PUNCT
 from stages.extraction.rules.occurrences import LabelHit, skip_connectors
+from stages.extraction.strategies import NARRATIVE
 from stages.postprocess.values import date_spans
 
 _NAME_PAT = r"[\u4e00-\u9fff·]{2,6}?"
@@ -101,7 +102,7 @@ def _joined_candidate(doc: PreparedDocument, j: JoinedText, key: str, s: int, e:
             k += 1
         segments.append((li, j.pos_of[i], j.pos_of[k - 1] + 1))
         i = k
-    return segments_candidate(doc, key, tuple(segments), "narrative", base) if segments else None
+    return segments_candidate(doc, key, tuple(segments), NARRATIVE, base) if segments else None
 
 
 def _split_label_candidates(doc: PreparedDocument, j: JoinedText) -> list[RuleCandidate]:

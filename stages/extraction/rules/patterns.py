@@ -17,6 +17,7 @@ from stages.extraction.rules.lexicon import DISTRACTOR_WORDS, ROLE_FIELDS, Label
 from stages.extraction.rules.lines import comp_pos, raw_refs, raw_text
 from stages.extraction.rules.occurrences import LabelHit
 from stages.extraction.rules.roles import resolve_role
+from stages.extraction.strategies import PATTERN
 from stages.postprocess.values import date_spans
 
 _ID_PATTERN = re.compile(r"(?<![0-9A-Za-z])\d(?: ?\d){16} ?[\dXx](?![0-9A-Za-z])")
@@ -44,7 +45,7 @@ def pattern_candidates(doc: PreparedDocument) -> list[RuleCandidate]:
             role, _ = resolve_role(doc, probe)
             if role in ("policyholder", "insured"):
                 key = ROLE_FIELDS[(role, "id")]
-                c = span_candidate(doc, key, li, cs, ce, "pattern", SCORE_PATTERN)
+                c = span_candidate(doc, key, li, cs, ce, PATTERN, SCORE_PATTERN)
                 if c is not None:
                     out.append(c)
             elif role is None:
@@ -56,7 +57,7 @@ def pattern_candidates(doc: PreparedDocument) -> list[RuleCandidate]:
                 if resolve_role(doc, probe)[0] in ("policyholder", None):
                     c = text_candidate(doc, "policyholder_phone", raw_text(line, m.start(), m.end()),
                                        raw_refs(line, m.start(), m.end()), (li,),
-                                       "pattern", SCORE_PATTERN)
+                                       PATTERN, SCORE_PATTERN)
                     if c is not None:
                         out.append(c)
         for key, words in _DATE_CONTEXT.items():
@@ -64,12 +65,12 @@ def pattern_candidates(doc: PreparedDocument) -> list[RuleCandidate]:
                 spans = date_spans(line.norm)
                 if len(spans) == 1:
                     s, e = spans[0]
-                    c = text_candidate(doc, key, raw_text(line, s, e), raw_refs(line, s, e), (li,), "pattern",
+                    c = text_candidate(doc, key, raw_text(line, s, e), raw_refs(line, s, e), (li,), PATTERN,
                                        SCORE_PATTERN)
                     if c is not None:
                         out.append(c)
     for li, s, e in unknown_ids:
-        c = span_candidate(doc, "policyholder_id_number", li, s, e, "pattern", SCORE_PATTERN * 0.8)
+        c = span_candidate(doc, "policyholder_id_number", li, s, e, PATTERN, SCORE_PATTERN * 0.8)
         if c is not None:
             out.append(retarget(c, UNSURE_ID))
     out.extend(_company_and_product(doc))
@@ -85,13 +86,13 @@ def _company_and_product(doc: PreparedDocument) -> list[RuleCandidate]:
             continue
         m = _INSURER_PATTERN.search(comp)
         if m is not None:
-            c = span_candidate(doc, "insurer", li, m.start(), m.end(), "pattern",
+            c = span_candidate(doc, "insurer", li, m.start(), m.end(), PATTERN,
                                SCORE_PATTERN * (1.0 - 0.01 * min(r, 30)))
             if c is not None:
                 out.append(c)
         if (_PRODUCT_PATTERN.match(comp) and len(comp) >= 5 and not comp.endswith("财险")
                 and not any(w in comp for w in ("公司", "保险单", "保单", "条款", "须知", "声明", "投保单", "合同"))):
-            c = span_candidate(doc, "product_name", li, 0, len(comp), "pattern",
+            c = span_candidate(doc, "product_name", li, 0, len(comp), PATTERN,
                                SCORE_PATTERN * 0.8)
             if c is not None:
                 out.append(c)

@@ -20,6 +20,7 @@ from stages.extraction.rules.document import PreparedDocument
 from stages.extraction.rules.lexicon import ROLE_FIELDS, ROLE_WORDS
 from stages.extraction.rules.lines import LineBox, content_start, same_row
 from stages.extraction.rules.wrapping import cell_tail
+from stages.extraction.strategies import LABEL_BELOW, LEARNED_PREFIX
 
 _SCORE_ROLE_TABLE = SCORE_BELOW * 0.95  # a bare attribute whose role comes from its row
 _MAX_ROW_GAP = 3.0  # line heights between the rows of one table
@@ -89,7 +90,7 @@ def role_table_candidates(doc: PreparedDocument) -> list[RuleCandidate]:
                     continue
                 segments = ((cell.index, 0, doc.value_end(cell.index, 0)),)
                 cont = cell_tail(doc, segments[-1]) if key == "policyholder_address" else ()
-                how = "learned_label_below" if doc.hits[row[0].index][0].label.learned else "label_below"
+                how = LEARNED_PREFIX + LABEL_BELOW if doc.hits[row[0].index][0].label.learned else LABEL_BELOW
                 c = segments_candidate(doc, key, segments + cont, how, _SCORE_ROLE_TABLE)
                 if c is not None:
                     out.append(c)

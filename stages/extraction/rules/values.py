@@ -7,7 +7,7 @@ from typing import Optional
 from stages.extraction.field_specs import FIELDS
 from stages.extraction.rules.lexicon import ALL_ATTR_WORDS, LABELS, SECTION_SUFFIXES
 from stages.extraction.rules.lines import CJK_RE
-from stages.extraction.strategies import UNKNOWN_LABEL
+from stages.extraction.strategies import PATTERN, UNKNOWN_LABEL
 from stages.postprocess.values import STATUTORY, Normalized, date_spans
 
 # words that never occur in a person's name; particles only after the first character (向, 于, 和 are surnames)
@@ -219,16 +219,16 @@ def plausibility(key: str, n: Normalized, method: str) -> Optional[float]:
             return None
         return 1.0
     if kind == "id_number":
-        if method == "pattern" and n.issues:
+        if method == PATTERN and n.issues:
             return None  # an unlabelled 18-digit number is only an ID if it checks out
         if "id_format" in n.issues:
             digits = sum(ch.isdigit() for ch in v)
-            return 0.5 if method != "pattern" and 15 <= digits <= 19 and len(v) <= 19 else None
+            return 0.5 if method != PATTERN and 15 <= digits <= 19 and len(v) <= 19 else None
         return penalty
     if kind == "phone":
         if "phone_format" in n.issues:
             digits = sum(ch.isdigit() for ch in v)
-            return 0.6 if method != "pattern" and digits >= 7 and not v.startswith(("95", "400", "800")) else None
+            return 0.6 if method != PATTERN and digits >= 7 and not v.startswith(("95", "400", "800")) else None
         return 1.0
     if kind in ("amount", "date"):
         return penalty
