@@ -1,8 +1,9 @@
 """``docpipe train --labels DIR --out OUT`` (fast path): read a folder of corrected results, learn each field's
 label wordings and their layout relations, and write the adapted folder's manifest ``OUT/adapted.json``.
 
-The label folder (docs/labels_format.md) is read by :mod:`.labelled`, a bad or unreadable file skipped and reported
-in the manifest, never fatal; the wordings are learned by :mod:`.learn` and checked on held-out corrections by
+The label folder (docs/labels_format.md) is read by :mod:`.labelled`, a bad or unreadable file skipped, logged (its
+reason, never its name) and named in the manifest, never fatal; a folder with no usable corrected document writes
+nothing and fails (:class:`NoCorrections`). The wordings are learned by :mod:`.learn` and checked on held-out corrections by
 :mod:`.check`. Then the learned decision's scorer is refit with the corrections weighted in and the synthetic rows
 kept (:mod:`.refit`, ``OUT/scorer/``)."""
 from __future__ import annotations
@@ -17,9 +18,25 @@ from typing import Any, Optional, Sequence
 from models.adapt.check import check_wordings
 from models.adapt.labelled import read_label_folder
 from models.adapt.learn import combined, learn, left_out_json, wordings_json
+from pipeline.ops.fsutil import log_ref
 from stages.extraction.adapted import FORMAT_VERSION, MANIFEST, SCORER_SUBDIR
 
 log = logging.getLogger(__name__)
+
+
+class NoCorrections(ValueError):
+    """The label folder holds no corrected document that could be read: nothing to learn, nothing written."""
+
+
+def _skipped_summary(skipped: Sequence[dict[str, str]]) -> str:
+    """``3 files skipped (2 no image of the same name beside it, 1 ...)``, or ``no labelled file (X.json beside
+    X.<image>)`` for a folder with none."""
+    if not skipped:
+        return "no labelled file (X.json beside its image X.jpg, X.png or X.pdf)"
+    reasons: dict[str, int] = {}
+    for s in skipped:
+        reasons[s["reason"]] = reasons.get(s["reason"], 0) + 1
+    return f"{len(skipped)} file(s) skipped: " + "; ".join(f"{n} × {r}" for r, n in reasons.items())
 
 
 def _write(out: Path, manifest: dict) -> None:
@@ -43,6 +60,10 @@ def write_adapted(labels: Path, out: Path, command: Sequence[str], extra: Option
     processes). Returns the manifest."""
     started = time.perf_counter()
     docs, skipped = read_label_folder(labels)
+    for s in skipped:  # the file's stand-in, never its name (names may carry personal data); the manifest names it
+        log.warning("skipped a labelled file (%s): %s", log_ref(s["file"]), s["reason"])
+    if not docs:
+        raise NoCorrections(f"no corrected document to learn from in {labels}: {_skipped_summary(skipped)}")
     records = [json.loads((labels / d.name).read_text(encoding="utf-8")) for d in docs]
     each = [learn([d]) for d in docs]  # per document: the held-out check learns from all the others
     learned = combined(each)
@@ -64,7 +85,7 @@ def write_adapted(labels: Path, out: Path, command: Sequence[str], extra: Option
     out.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(out / SCORER_SUBDIR, ignore_errors=True)  # never a refit of an earlier label folder
     _write(out, manifest)  # the wordings first: the refit reads the documents as the runtime will
-    if scorer and docs:
+    if scorer:
         entry = _refit([(labels / d.name, r) for d, r in zip(docs, records)], out, weight, workers)
         manifest["scorer"] = entry
         if entry.get("refit"):
@@ -93,8 +114,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     extra = {"learned": ["wordings", "ernie"]} if args.ernie else None
-    manifest = write_adapted(args.labels, args.out, json.loads(args.command), extra, not args.no_scorer, args.weight,
-                             args.workers)
+    try:
+        manifest = write_adapted(args.labels, args.out, json.loads(args.command), extra, not args.no_scorer,
+                                 args.weight, args.workers)
+    except NoCorrections as exc:
+        sys.stderr.write(f"docpipe train: {exc}\n")
+        return 2
     summary = {k: manifest[k] for k in ("learned", "fields", "wordings", "seconds")}
     summary["checked"] = manifest["checked"]["fields"]  # fields whose documents may go straight through
     summary["pending"] = manifest["checked"]["pending"]  # learned but not vouched for, and what would settle it

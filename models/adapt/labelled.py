@@ -67,6 +67,9 @@ def _pages_key(doc: LabelledDocument) -> tuple:
     return tuple((b.page, b.text, round(b.x0), round(b.y0), round(b.x1), round(b.y1)) for b in doc.boxes)
 
 
+SAME_PAGES = "the same pages as another labelled file"  # the skip reason; ``same_as`` names that file
+
+
 def read_label_folder(folder: Path) -> tuple[list[LabelledDocument], list[dict[str, str]]]:
     """The labelled documents of ``folder`` (JSON + an image of the same stem) and the files skipped, with why. A
     document whose pages read exactly as an earlier one's (the same scan submitted twice, each corrected) is
@@ -83,12 +86,15 @@ def read_label_folder(folder: Path) -> tuple[list[LabelledDocument], list[dict[s
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
             doc = parse_record(path.name, record)
+        except json.JSONDecodeError as exc:
+            skipped.append({"file": path.name, "reason": f"not valid JSON ({exc.msg}, line {exc.lineno})"})
+            continue
         except (OSError, ValueError) as exc:
             skipped.append({"file": path.name, "reason": str(exc)[:200]})
             continue
         key = _pages_key(doc)
         if doc.boxes and key in seen:
-            skipped.append({"file": path.name, "reason": f"the same pages as {seen[key]}"})
+            skipped.append({"file": path.name, "reason": SAME_PAGES, "same_as": seen[key]})
             continue
         seen.setdefault(key, path.name)
         docs.append(doc)

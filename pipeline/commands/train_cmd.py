@@ -12,6 +12,10 @@ The ERNIE fine-tune needs PaddleNLP, which the runtime never imports. This comma
 importable here, otherwise with the training interpreter, found as (first that exists) ``--python``,
 ``$DOCPIPE_TRAIN_PYTHON``, ``<repo>/.venv-train/bin/python``. The child's log goes to stderr; its JSON
 summary is printed on stdout. The folder format is docs/labels_format.md.
+
+Both children write into a staging folder beside OUT; only when they succeed does it replace OUT (renames), so a
+failed or interrupted run, or a label folder with nothing usable in it, leaves an earlier adapted folder (one a
+service may be using) as it was. OUT is what this run learned, nothing carried over from an earlier one.
 """
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ import importlib.util
 import json
 import logging
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -71,17 +76,66 @@ def run(args: argparse.Namespace) -> int:
     if args.workers is not None and args.workers < 1:
         sys.stderr.write(f"docpipe train: --workers must be at least 1, not {args.workers}\n")
         return 2
+    refused = refuse_out(args.out, args.labels)
+    if refused:
+        sys.stderr.write(f"docpipe train: {refused}\n")
+        return 2
+    staging = args.out.parent / f".{args.out.name}.partial-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    try:
+        code = _train_into(args, staging)
+        if code == 0:
+            replace_folder(staging, args.out)
+        return code
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def refuse_out(out: Path, labels: Path) -> Optional[str]:
+    """Why ``out`` cannot become the adapted folder, or None: it is the label folder or inside it, or it is a file
+    or a non-empty folder that is not an adapted folder (replacing it would delete what it holds)."""
+    from stages.extraction.adapted import MANIFEST
+
+    o, lab = out.resolve(), labels.resolve()
+    if o == lab or lab in o.parents:
+        return f"--out {out} is the label folder or inside it; choose a folder of its own"
+    if out.exists() and not out.is_dir():
+        return f"--out {out} is a file"
+    if out.is_dir() and any(out.iterdir()) and not (out / MANIFEST).is_file():
+        return f"--out {out} is a folder that holds other files and no adapted.json; choose a new folder"
+    return None
+
+
+def replace_folder(new: Path, out: Path) -> None:
+    """Put the finished folder ``new`` at ``out`` (a sibling of it), replacing an earlier adapted folder only now,
+    by renames on one file system: an interrupted or failed run leaves the earlier folder as it was."""
+    old = out.parent / f".{out.name}.old-{os.getpid()}"
+    if out.exists():
+        out.rename(old)
+    try:
+        new.rename(out)
+    except OSError:
+        if old.exists():
+            old.rename(out)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _train_into(args: argparse.Namespace, folder: Path) -> int:
+    """The ERNIE fine-tune (with ``--ernie``) and the adapted folder's wordings and scorer, written into
+    ``folder``; the children's exit status."""
     from stages.extraction.adapted import ERNIE_SUBDIR
 
     if args.ernie:
-        code = _finetune(args, args.out / ERNIE_SUBDIR)
+        code = _finetune(args, folder / ERNIE_SUBDIR)
         if code != 0:
             return code
     command = ["docpipe", "train", "--labels", str(args.labels), "--out", str(args.out)] + (
         ["--ernie", "--steps", str(args.steps)] if args.ernie else []) + (["--no-refit"] if args.no_refit else [])
     # the wording learner is training code (models/adapt): run as a child, like the fine-tune, never imported here
     cmd = [sys.executable, "-m", "models.adapt.folder", "--labels", str(args.labels.resolve()),
-           "--out", str(args.out.resolve()), "--command", json.dumps(command, ensure_ascii=False)]
+           "--out", str(folder.resolve()), "--command", json.dumps(command, ensure_ascii=False)]
     if args.ernie:
         cmd.append("--ernie")
     if args.no_refit:

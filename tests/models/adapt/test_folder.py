@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from models.adapt.folder import write_adapted
+from models.adapt.folder import NoCorrections, write_adapted
 from models.adapt.labelled import read_label_folder
 from pipeline.commands import train_cmd
 from samples.synth.document import generate_document
@@ -78,6 +78,16 @@ def test_bad_and_missing_label_files_are_reported_not_fatal(ledger, tmp_path) ->
     assert all(s["reason"] for s in skipped)
 
 
+def test_a_folder_without_a_usable_document_raises_and_writes_nothing(tmp_path, caplog) -> None:
+    labels = tmp_path / "labels"
+    labels.mkdir()
+    (labels / "王小明_保单.json").write_text("{}", encoding="utf-8")  # no image beside it
+    with pytest.raises(NoCorrections, match="1 × no image of the same name beside it"):
+        write_adapted(labels, tmp_path / "out", ["test"], scorer=False)
+    assert not (tmp_path / "out").exists()
+    assert "王小明" not in caplog.text and "skipped a labelled file (file:" in caplog.text
+
+
 def test_a_document_corrected_twice_is_read_once(ledger, tmp_path) -> None:
     # the same scan submitted in two jobs and corrected in both: one copy would confirm the other's wordings in the
     # held-out check, so the second is skipped and named
@@ -88,7 +98,7 @@ def test_a_document_corrected_twice_is_read_once(ledger, tmp_path) -> None:
     docs, skipped = read_label_folder(labels)
     first = Path(ledger[1]["image"]).stem + ".json"
     assert sorted(d.name for d in docs) == sorted(["again.json", Path(ledger[0]["image"]).stem + ".json"])
-    assert skipped == [{"file": first, "reason": "the same pages as again.json"}]
+    assert skipped == [{"file": first, "reason": "the same pages as another labelled file", "same_as": "again.json"}]
 
 
 def test_train_labels_writes_the_manifest(ledger, tmp_path, capfd) -> None:
