@@ -1,7 +1,8 @@
 """One joint assignment per document: at most one candidate per field, no character used by two fields, and the
 cross-field constraints (issue <= effective < expiry, no policy date a chosen ID number's birth date, premium < sum
 insured, one valid ID number = one person, the beneficiary is not the insured, a table row or column that one role
-cell heads holds one person's fields, two people's values never printed after labels of one role word), maximising
+cell heads holds one person's fields, two people's values never printed after labels of one role word, one person's
+name and ID number never after labels of two unlike role words no list knows), maximising
 the sum of log P (for an empty field, log of ABSENT_ODDS x P(absent), at most log CARRIED_P for a field that is
 rarely absent) by an exact branch and bound over each field's top candidates."""
 from __future__ import annotations
@@ -16,6 +17,7 @@ import numpy as np
 from stages.contracts.fields import field_role
 from stages.contracts.types import TextLine
 from stages.extraction.learned.candidates import Candidate, CharRef, DocLines
+from stages.extraction.learned.features import ROLE_OF
 from stages.extraction.rules.lexicon import ALL_ATTR_WORDS, ATTR_QUALIFIERS, ROLE_WORDS, Lexicon
 from stages.extraction.rules.lines import LineBox, merge_wrapped_labels, prepare_line, same_row
 from stages.postprocess.values import id_birth_date
@@ -63,6 +65,8 @@ class RoleCells:
     row: Mapping[LineRef, LineRef] = field(default_factory=dict)
     column: Mapping[LineRef, LineRef] = field(default_factory=dict)
     words: Mapping[CharRef, str] = field(default_factory=dict)
+    # the role words of ``words`` that name no role the lexicon (or a role head: 投保, 被保, 受益) knows: 契约人, 保险对象
+    new_words: frozenset[str] = frozenset()
 
     def same_cell(self, a: Candidate, b: Candidate) -> bool:
         """Whether ``a`` and ``b`` take their values from one role-headed row or one role-headed column."""
@@ -73,6 +77,18 @@ class RoleCells:
         """Whether ``a`` and ``b`` are printed after labels of one role word (保险对象 / 保险对象证件号)."""
         wa = self.words.get(a.chars[0])
         return wa is not None and wa == self.words.get(b.chars[0])
+
+    def two_new_words(self, a: Candidate, b: Candidate) -> bool:
+        """Whether ``a`` and ``b`` are printed after labels of two role words that no list knows and that share no
+        two characters in a row (领款人: 钟佳宁 beside 保险对象证件号: …; not 保障人员 beside 受保障人身份证号, two
+        wordings of one person)."""
+        wa, wb = self.words.get(a.chars[0]), self.words.get(b.chars[0])
+        return (wa is not None and wb is not None and wa in self.new_words and wb in self.new_words
+                and not _bigrams(wa) & _bigrams(wb))
+
+
+def _bigrams(word: str) -> set[str]:
+    return {word[i:i + 2] for i in range(len(word) - 1)}
 
 
 # a label right before its value on one line: a run of Chinese characters, its colon, maybe spaces
@@ -205,7 +221,14 @@ def role_cells(doc: DocLines, lexicon: Lexicon) -> RoleCells:
             if any(top < (m[1][1] + m[1][3]) / 2 < bottom for m in role_lines):
                 continue
             column[(p, li)] = (p, best[0])
-    return RoleCells(row, column, label_words(doc, horizontal))
+    words = label_words(doc, horizontal)
+    return RoleCells(row, column, words, frozenset(w for w in set(words.values()) if _new_word(w, lexicon)))
+
+
+def _new_word(word: str, lexicon: Lexicon) -> bool:
+    """A role word that names no role the lexicon's labels or the scorer's role heads (投保, 被保, 受益: ``ROLE_OF``)
+    know (契约人, 保险对象, 领款人; not 投保方, 被保对象)."""
+    return word not in ROLE_WORDS and not _roles_in(word, lexicon) and not any(h in word for h in ROLE_OF)
 
 
 def _num(v: Optional[str]) -> Optional[float]:
@@ -258,7 +281,23 @@ def consistent(chosen: dict[str, Candidate], cells: Optional[RoleCells] = None, 
         if cells is not None and _different_people(a, b, chosen) and (
                 cells.same_cell(chosen[a], chosen[b]) or _one_word(a, b, chosen, cells)):
             return False
+        if cells is not None and _two_words(a, b, chosen, cells):
+            return False
     return True
+
+
+# one person's name and ID number: their labels name the person with one role word (契约人 / 契约人证件号码)
+_IDENTITY = frozenset({frozenset({"policyholder_name", "policyholder_id_number"}),
+                       frozenset({"insured_name", "insured_id_number"})})
+
+
+def _two_words(a: str, b: str, chosen: dict[str, Candidate], cells: RoleCells) -> bool:
+    """Whether one person's name and ID number follow labels of two unlike role words that no list knows
+    (:meth:`RoleCells.two_new_words`), neither being a value two people share: a person's labels share their role word, so one of the two values is
+    another person's (the name under 领款人 beside the ID number under 保险对象证件号, where 保险对象 labels a name too).
+    Words the lexicon knows are left to the scorer (a page may print 投保客户 beside 投保人证件号码)."""
+    return (frozenset({a, b}) in _IDENTITY and cells.two_new_words(chosen[a], chosen[b])
+            and not _serves_two(a, chosen) and not _serves_two(b, chosen))
 
 
 def _different_people(a: str, b: str, chosen: dict[str, Candidate]) -> bool:

@@ -2,6 +2,8 @@
 person's fields per role-headed table row or column and per role word of their labels."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from stages.extraction.learned.assign import (ABSENT_ODDS, CARRIED_P, Scored, assign, consistent, role_cells,
                                               role_word)
 from stages.extraction.learned.candidates import Candidate, DocLines
@@ -183,6 +185,47 @@ def test_two_peoples_values_never_follow_labels_of_one_role_word() -> None:
     assert assign(scored)["insured_name"].candidate.text == "王五"  # without the labels' role words: swapped
     got = assign(scored, cells)
     assert got["insured_name"].candidate.text == "李四" and got["beneficiary_name"].candidate.text == "王五"
+
+
+def test_one_persons_name_and_id_number_never_follow_two_new_role_words() -> None:
+    """领取方：王五 / 保障者：李四 / 保障者证件号：…, no word known to the lexicon: the scorer likes 王五 for the insured,
+    but the insured's ID number follows 保障者, and one person's labels share their role word, so 李四 is the
+    insured and 王五 the beneficiary."""
+    doc = DocLines.build([[line("领取方：王五", 50, 100), line("保障者：李四", 50, 140),
+                           line("保障者证件号：110101198506061234", 50, 180)]], [(1000.0, 1400.0)])
+    cells = role_cells(doc, FULL_LEXICON)
+    assert cells.new_words == {"领取方", "保障者"}
+    scored = [_after(doc, "insured_id_number", "110101198506061234", 0.99),
+              _after(doc, "insured_name", "王五", 0.9), _after(doc, "insured_name", "李四", 0.5),
+              _after(doc, "beneficiary_name", "王五", 0.1)]
+    before = assign(scored, replace(cells, new_words=frozenset()))
+    assert before["insured_name"].candidate.text == "王五" and before["beneficiary_name"] is None
+    got = assign(scored, cells)
+    assert got["insured_name"].candidate.text == "李四" and got["beneficiary_name"].candidate.text == "王五"
+    assert got["insured_id_number"] is not None
+
+
+def test_two_wordings_of_one_role_word_leave_a_name_and_id_number_together() -> None:
+    """保障人员：孙英 / 受保障人身份证号：…: two new words that share 保障人 may name one person."""
+    doc = DocLines.build([[line("保障人员：孙英", 50, 100), line("受保障人身份证号：510104198504044283", 50, 140)]],
+                         [(1000.0, 1400.0)])
+    cells = role_cells(doc, FULL_LEXICON)
+    assert cells.new_words == {"保障人员", "受保障人"}
+    got = assign([_after(doc, "insured_name", "孙英", 0.6),
+                  _after(doc, "insured_id_number", "510104198504044283", 0.99)], cells)
+    assert got["insured_name"] is not None and got["insured_id_number"] is not None
+
+
+def test_role_words_the_lexicon_knows_leave_a_name_and_id_number_together() -> None:
+    """缔约人：张三 / 投保方证件号码：… (a page mixing wordings): 投保方 names the policyholder by its head 投保, so the
+    scorer, not the labels' words, decides whether the two are one person's."""
+    doc = DocLines.build([[line("缔约人：张三", 50, 100), line("投保方证件号码：110101198506061234", 50, 140)]],
+                         [(1000.0, 1400.0)])
+    cells = role_cells(doc, FULL_LEXICON)
+    assert cells.new_words == {"缔约人"}
+    got = assign([_after(doc, "policyholder_name", "张三", 0.9),
+                  _after(doc, "policyholder_id_number", "110101198506061234", 0.99)], cells)
+    assert got["policyholder_name"] is not None and got["policyholder_id_number"] is not None
 
 
 def test_one_value_two_people_share_is_not_split_by_its_label() -> None:
