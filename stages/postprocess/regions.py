@@ -63,6 +63,24 @@ def gazetteer() -> Gazetteer:
     return Gazetteer.from_codes({r.code: r.name for r in regions})
 
 
+@lru_cache(maxsize=1)
+def division_heads() -> dict[str, tuple[str, ...]]:
+    """Province and city names (and their short forms without 省/市), by first character: what an address opens
+    with."""
+    g = gazetteer()
+    out: dict[str, set[str]] = {}
+    for _, name in g.provinces + g.cities:
+        for form in {name, name.rstrip("省市")}:
+            if len(form) >= 2:
+                out.setdefault(form[0], set()).add(form)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def opens_with_division(text: str, at: int = 0) -> bool:
+    """Whether ``text`` has a province or city name (:func:`division_heads`) starting at ``at``."""
+    return at < len(text) and any(text.startswith(name, at) for name in division_heads().get(text[at], ()))
+
+
 def edit_budget(name: str) -> int:
     """Misread characters a name may carry and still be recognised: none in two characters, one in three,
     two in four or more."""

@@ -13,7 +13,7 @@ from stages.extraction.label_similarity import LABEL_LIKE, best_similarity
 from stages.extraction.learned.candidates import Candidate, DocLines, span_candidate
 from stages.extraction.rules.lexicon import FULL_LEXICON, Lexicon
 from stages.extraction.rules.lines import after_leader
-from stages.postprocess.regions import gazetteer
+from stages.postprocess.regions import opens_with_division
 from stages.postprocess.surnames import listed
 from stages.postprocess.values import (AR_DATE_SEP_MONTH, AR_DATE_SEP_YEAR, GROUPED_NUMBER, NUMBER_START,
                                       id_number_issues)
@@ -59,18 +59,6 @@ LEGAL_HEIRS = re.compile(r"法定(?:继承人)?")
 @lru_cache(maxsize=1)
 def _surnames() -> frozenset[str]:
     return listed()
-
-
-@lru_cache(maxsize=1)
-def _divisions() -> dict[str, tuple[str, ...]]:
-    """Province and city names (and their short forms without 省/市) by first character."""
-    g = gazetteer()
-    out: dict[str, set[str]] = {}
-    for _, name in g.provinces + g.cities:
-        for form in {name, name.rstrip("省市")}:
-            if len(form) >= 2:
-                out.setdefault(form[0], set()).add(form)
-    return {k: tuple(v) for k, v in out.items()}
 
 
 @lru_cache(maxsize=8192)
@@ -126,9 +114,8 @@ def _address_spans(text: str) -> Iterator[tuple[int, int]]:
         seg = text[start:m.end()]
         if len(seg) < 6 or not CJK_RUN_RE.match(seg):
             continue
-        heads = _divisions()
         for k in range(0, min(len(seg) - 5, 8)):
-            if any(seg.startswith(name, k) for name in heads.get(seg[k], ())):
+            if opens_with_division(seg, k):
                 yield start + k, m.end()
                 break
 

@@ -27,6 +27,7 @@ from stages.extraction.rules.lines import CJK_RE, PUNCT, content_start
 from stages.extraction.rules.occurrences import LabelHit, label_box_end, skip_connectors
 from stages.extraction.rules.values import AMOUNT_CHARS
 from stages.extraction.strategies import UNKNOWN_LABEL
+from stages.postprocess.regions import opens_with_division
 
 _SCORE_UNKNOWN = 0.6  # times the site's base score: above bare patterns, below every known label
 _MIN_SIMILARITY = 0.2
@@ -121,13 +122,18 @@ _PERSON_LABEL_ENDS = ("人", "姓名", "名称")  # 被保人, 受益人, 投保
 _GLUED_PRODUCT_SIMILARITY = 0.6
 
 
-def _glued_ok(text: str, key: str, by_field: Mapping[str, tuple[str, ...]]) -> bool:
+def _glued_ok(u: _Unknown, key: str, doc: PreparedDocument) -> bool:
     """May a glued label introduce ``key``? Only values of a distinct shape; a person's name only after a label
     that names a person (ends in 人, 姓名, 名称), or ``保险凭证`` would read as 保险 + a name 凭证; a product only
-    after a label very like a product label (险种名称; a head such as 保险条款 is as like 保险人 and 保险费)."""
+    after a label very like a product label (险种名称; a head such as 保险条款 is as like 保险人 and 保险费); an
+    address only where the value after the label opens with a province or city name (``投保方住所江苏省…``: not
+    after 投保, whose value would begin 方住所)."""
+    text = u.text
     if key == "product_name":
-        return field_similarities(text, {key: by_field[key]})[key] >= _GLUED_PRODUCT_SIMILARITY
-    if key not in FIELDS or not (FIELDS[key].kind in _GLUED_KINDS or key == "policyholder_address"):
+        return field_similarities(text, {key: doc.lexicon.by_field[key]})[key] >= _GLUED_PRODUCT_SIMILARITY
+    if key == "policyholder_address":
+        return opens_with_division(doc.lines[u.hit.line].comp, u.hit.value_start)
+    if key not in FIELDS or FIELDS[key].kind not in _GLUED_KINDS:
         return False
     return FIELDS[key].kind not in _NAME_KINDS or text.endswith(_PERSON_LABEL_ENDS)
 
@@ -165,7 +171,7 @@ def unknown_label_candidates(doc: PreparedDocument, filled: Mapping[str, RuleCan
             if u.site_key in used:
                 continue
             role = _explicit_role(u.text)
-            allowed = [k for k in keys if (not u.glued or _glued_ok(u.text, k, doc.lexicon.by_field))
+            allowed = [k for k in keys if (not u.glued or _glued_ok(u, k, doc))
                        and (role is None or _KEY_ROLE.get(k) in (None, role))]
             meaning = date_meaning(u.text)
             if meaning is not None:

@@ -82,6 +82,14 @@ def test_unknown_labels_glued_to_their_values() -> None:
     assert "凭证" not in got.values()  # 保险 + 凭证 is a title, not a label and a name
 
 
+def test_a_glued_address_label_ends_where_the_address_opens_with_its_province() -> None:
+    # 投保方住所 glued to its address, 住所 withheld: the split after 投保 is as like an address label, but its value
+    # would begin 方住所; an address opens with a province or city name, so the label is 投保方住所
+    got = _values(rows(("投保人：任婷娜",), ("投保方住所江苏省南京市玄武区金融路484号金色家园8栋6单元3103室",)),
+                  _WITHHELD + ("住所",))
+    assert got["policyholder_address"] == "江苏省南京市玄武区金融路484号金色家园8栋6单元3103室"
+
+
 def test_an_address_after_an_unknown_label_keeps_its_end_wrapped_to_the_margin() -> None:
     # a form whose lines wrap back to the left margin: the known label reads the address's end on the line below
     # (wrapping.cell_tail), and so does a label outside the lexicon
