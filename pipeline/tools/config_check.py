@@ -39,7 +39,7 @@ _NOT_READING_PREDICTOR = ("cpu_threads", "profile")  # how many threads read a p
 
 # files of configs/ that are no docpipe configuration: the generator's two sets of withheld wordings
 # (samples/synth/wordings.py)
-NOT_CONFIGS = ("withheld_wordings.yaml", "withheld_wordings_2.yaml")
+NOT_CONFIGS = ("withheld_wordings.yaml", "withheld_wordings_2.yaml", "withheld_wordings_3.yaml")
 
 
 def shipped_configs(directory: Path = Path("configs")) -> list[Path]:
