@@ -28,15 +28,20 @@ class NoCorrections(ValueError):
     """The label folder holds no corrected document that could be read: nothing to learn, nothing written."""
 
 
-def _skipped_summary(skipped: Sequence[dict[str, str]]) -> str:
-    """``3 files skipped (2 no image of the same name beside it, 1 ...)``, or ``no labelled file (X.json beside
-    X.<image>)`` for a folder with none."""
-    if not skipped:
-        return "no labelled file (X.json beside its image X.jpg, X.png or X.pdf)"
+def skip_reasons(skipped: Sequence[dict[str, str]]) -> dict[str, int]:
+    """How many label files were skipped for each reason, in the order first met."""
     reasons: dict[str, int] = {}
     for s in skipped:
         reasons[s["reason"]] = reasons.get(s["reason"], 0) + 1
-    return f"{len(skipped)} file(s) skipped: " + "; ".join(f"{n} × {r}" for r, n in reasons.items())
+    return reasons
+
+
+def _skipped_summary(skipped: Sequence[dict[str, str]]) -> str:
+    """``2 file(s) skipped: 1 × no image of the same name beside it; 1 × not a schema-v1 record``, or, for a folder
+    with no label file at all, what one looks like."""
+    if not skipped:
+        return "no labelled file (X.json beside its image X.jpg, X.png or X.pdf)"
+    return f"{len(skipped)} file(s) skipped: " + "; ".join(f"{n} × {r}" for r, n in skip_reasons(skipped).items())
 
 
 def _write(out: Path, manifest: dict) -> None:
@@ -128,6 +133,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         summary["scorer"] = {k: v for k, v in manifest["scorer"].items() if k in ("refit", "rows", "weights", "reason")}
     summary["documents"] = manifest["labels"]["documents"]
     summary["skipped_files"] = len(manifest["labels"]["skipped_files"])
+    summary["skipped_reasons"] = skip_reasons(manifest["labels"]["skipped_files"])  # the files: adapted.json
     sys.stdout.write(json.dumps(summary, ensure_ascii=False) + "\n")
     return 0
 

@@ -126,4 +126,5 @@ def test_train_labels_writes_the_manifest(ledger, tmp_path, capfd) -> None:
     assert summary["documents"] == 2 and summary["checked"] == []
     assert summary["pending"] == manifest["checked"]["pending"] and set(summary["pending"]) == set(manifest["wordings"])
     assert summary["left_out"] == sum(len(v) for v in manifest["left_out"].values())
+    assert summary["skipped_files"] == 0 and summary["skipped_reasons"] == {}
     assert not (tmp_path / "out" / "ernie").exists()

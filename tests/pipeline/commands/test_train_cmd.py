@@ -60,9 +60,10 @@ def test_a_failed_run_leaves_the_earlier_adapted_folder_as_it_was(tmp_path) -> N
     assert (out / MANIFEST).read_bytes() == before and _leftovers(tmp_path) == []
 
 
-def test_a_finished_run_replaces_the_earlier_folder_whole(tmp_path) -> None:
+def test_a_finished_run_replaces_the_earlier_folder_whole(tmp_path, capfd) -> None:
     good, out = tmp_path / "good", tmp_path / "out"
     _corrected(good)
+    (good / "orphan.json").write_text("{}", encoding="utf-8")  # no image beside it: skipped, counted by reason
     (out / "ernie").mkdir(parents=True)  # an earlier run's fine-tune: not what this run learned
     (out / MANIFEST).write_text(json.dumps({"format_version": 1, "wordings": {}}), encoding="utf-8")
     assert train_cmd.run(_args("--labels", str(good), "--out", str(out), "--no-refit")) == 0
@@ -70,6 +71,8 @@ def test_a_finished_run_replaces_the_earlier_folder_whole(tmp_path) -> None:
     assert manifest["labels"]["documents"] == 1 and manifest["wordings"]
     assert manifest["command"][-3:] == ["--out", str(out), "--no-refit"]  # the user's OUT, not the staging folder
     assert not (out / "ernie").exists() and _leftovers(tmp_path) == []
+    summary = json.loads(capfd.readouterr().out.strip().splitlines()[-1])
+    assert summary["skipped_files"] == 1 and summary["skipped_reasons"] == {"no image of the same name beside it": 1}
 
 
 @pytest.mark.parametrize("where", ["inside_labels", "foreign_folder", "file"])
