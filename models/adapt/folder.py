@@ -3,9 +3,9 @@ label wordings and their layout relations, and write the adapted folder's manife
 
 The label folder (docs/labels_format.md) is read by :mod:`.labelled`, a bad or unreadable file skipped, logged (its
 reason, never its name) and named in the manifest, never fatal; a folder with no usable corrected document writes
-nothing and fails (:class:`NoCorrections`). The wordings are learned by :mod:`.learn` and checked on held-out corrections by
-:mod:`.check`. Then the learned decision's scorer is refit with the corrections weighted in and the synthetic rows
-kept (:mod:`.refit`, ``OUT/scorer/``)."""
+nothing and fails (:class:`NoCorrections`). The wordings are learned by :mod:`.learn` and checked on held-out
+corrections by :mod:`.check`. Then the learned decision's scorer is refit with the corrections weighted in and the
+synthetic rows kept (:mod:`.refit`, ``OUT/scorer/``)."""
 from __future__ import annotations
 
 import json

@@ -293,9 +293,10 @@ _IDENTITY = frozenset({frozenset({"policyholder_name", "policyholder_id_number"}
 
 def _two_words(a: str, b: str, chosen: dict[str, Candidate], cells: RoleCells) -> bool:
     """Whether one person's name and ID number follow labels of two unlike role words that no list knows
-    (:meth:`RoleCells.two_new_words`), neither being a value two people share: a person's labels share their role word, so one of the two values is
-    another person's (the name under 领款人 beside the ID number under 保险对象证件号, where 保险对象 labels a name too).
-    Words the lexicon knows are left to the scorer (a page may print 投保客户 beside 投保人证件号码)."""
+    (:meth:`RoleCells.two_new_words`), neither being a value two people share: a person's labels share their role
+    word, so one of the two values is another person's (the name under 领款人 beside the ID number under
+    保险对象证件号, where 保险对象 labels a name too). Words the lexicon knows are left to the scorer (a page may print
+    投保客户 beside 投保人证件号码)."""
     return (frozenset({a, b}) in _IDENTITY and cells.two_new_words(chosen[a], chosen[b])
             and not _serves_two(a, chosen) and not _serves_two(b, chosen))
 
