@@ -60,12 +60,16 @@ class DocLines:
         return cache
 
 
+def span_text(doc: DocLines, page: int, li: int, start: int, end: int) -> tuple[str, tuple[CharRef, ...]]:
+    """Characters ``[start, end)`` of one line: their text and the references of those that are not spaces."""
+    line = doc.line((page, li, 0))
+    return line.text[start:end], tuple((page, li, ci) for ci in range(start, end) if not line.text[ci].isspace())
+
+
 def span_candidate(doc: DocLines, key: str, page: int, li: int, start: int, end: int, source: str,
                    strategy: str, today: date) -> Optional[Candidate]:
     """Characters ``[start, end)`` of one line as a candidate for ``key`` (spaces are not referenced)."""
-    line = doc.line((page, li, 0))
-    text = line.text[start:end]
-    chars = tuple((page, li, ci) for ci in range(start, end) if not line.text[ci].isspace())
+    text, chars = span_text(doc, page, li, start, end)
     if not chars:
         return None
     n = normalize_field(key, text, today)

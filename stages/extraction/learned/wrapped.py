@@ -8,7 +8,7 @@ from typing import Collection, Sequence
 
 from stages.contracts.types import TextLine
 from stages.extraction.field_specs import normalize_field
-from stages.extraction.learned.candidates import Candidate, DocLines, span_candidate
+from stages.extraction.learned.candidates import Candidate, DocLines, span_text
 from stages.extraction.wrap import MAY_WRAP, continuation_span
 
 
@@ -27,12 +27,10 @@ def wrapped_candidates(doc: DocLines, lines: Sequence[Sequence[TextLine]], cands
         span = continuation_span(c.chars, lines, claimed)
         if span is None:
             continue
-        tail = span_candidate(doc, c.key, *span, c.source, c.strategy, today)
-        if tail is None:
+        tail, tail_chars = span_text(doc, *span)
+        if not tail_chars or (c.key, c.chars + tail_chars) in taken:
             continue
-        if (c.key, c.chars + tail.chars) in taken:
-            continue
-        text = c.text + tail.text
+        text = c.text + tail
         n = normalize_field(c.key, text, today)
-        out.append(Candidate(c.key, text, c.chars + tail.chars, n.value, tuple(n.issues), c.source, c.strategy))
+        out.append(Candidate(c.key, text, c.chars + tail_chars, n.value, tuple(n.issues), c.source, c.strategy))
     return out
