@@ -7,7 +7,7 @@ import re
 import unicodedata
 from datetime import date
 from functools import lru_cache
-from typing import Iterator, Optional
+from typing import Iterator
 
 from stages.extraction.label_similarity import LABEL_LIKE, best_similarity
 from stages.extraction.learned.candidates import Candidate, DocLines, span_candidate
@@ -83,18 +83,20 @@ def _matches(doc: DocLines, pattern: re.Pattern) -> Iterator[tuple[int, int, int
                 yield pi, li, s, e
 
 
-def _glued_label_end(text: str, s: int, e: int, lexicon: Lexicon) -> Optional[int]:
+def _glued_label_ends(text: str, s: int, e: int, lexicon: Lexicon) -> list[int]:
     """Where a product match may start after a label read glued to it (``险种鸿运两全保险``, a wording the lexicon
-    may lack): after the head of 2..GLUED_LABEL_MAX Chinese characters most like a product label, if it reads as one
-    (LABEL_LIKE; an insurer's brand ``泰和人寿`` does not) and the rest is a product name itself."""
-    best, at = LABEL_LIKE, None
+    may lack): after each head of 2..GLUED_LABEL_MAX Chinese characters that reads like a product label (LABEL_LIKE;
+    an insurer's brand ``泰和人寿`` does not) where the rest is a product name itself. Every such head gives a
+    candidate: how alike a head is to the known labels does not tell where an unknown one ends (``投保险`` is more
+    like ``保险险种`` than the label ``投保险别`` is), and the scorer weighs each start's label evidence."""
+    out = []
     for k in range(s + 2, min(s + GLUED_LABEL_MAX, e - 4) + 1):
         if not CJK_RUN_RE.fullmatch(text[s:k]):
             break
         like = best_similarity(text[s:k], lexicon.by_field["product_name"])
-        if like >= best and PRODUCT_RE.fullmatch(text, k, e):
-            best, at = like, k
-    return at
+        if like >= LABEL_LIKE and PRODUCT_RE.fullmatch(text, k, e):
+            out.append(k)
+    return out
 
 
 def _name_spans(text: str) -> Iterator[tuple[int, int]]:
@@ -143,8 +145,7 @@ def detector_candidates(doc: DocLines, today: date, lexicon: Lexicon = FULL_LEXI
         add(pi, li, s, e, ("insurer",), "company")
     for pi, li, s, e in _matches(doc, PRODUCT_RE):
         add(pi, li, s, e, ("product_name",), "product")
-        k = _glued_label_end(fold(doc.line((pi, li, 0)).text), s, e, lexicon)
-        if k is not None:
+        for k in _glued_label_ends(fold(doc.line((pi, li, 0)).text), s, e, lexicon):
             add(pi, li, k, e, ("product_name",), "product")
     for pi, li, s, e in _matches(doc, CODE_RE):
         token = fold(doc.line((pi, li, 0)).text[s:e])

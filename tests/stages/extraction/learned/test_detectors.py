@@ -104,3 +104,12 @@ def test_a_product_after_a_glued_label_is_also_proposed_without_it() -> None:
     values = {c.value for c in cands if c.key == "product_name"}
     assert {"险种鸿运两全保险(分红型)", "鸿运两全保险(分红型)", "泰和人寿福寿安康终身年金保险"} <= values
     assert not any(v.endswith("福寿安康终身年金保险") and not v.startswith("泰和") for v in values)
+
+
+def test_a_product_after_a_glued_label_is_proposed_after_every_label_like_head() -> None:
+    # 投保险别 (a wording the lexicon lacks) has a head, 投保险, more like the lexicon's product labels than itself:
+    # the product after the whole label must be offered too
+    lines = [line("投保险别安心护理保险（2025版）", 40, 40)]
+    cands = detector_candidates(DocLines.build([lines], [(1000.0, 1400.0)]), date(2026, 6, 1))
+    values = {c.value for c in cands if c.key == "product_name"}
+    assert {"安心护理保险(2025版)", "别安心护理保险(2025版)", "投保险别安心护理保险(2025版)"} <= values
