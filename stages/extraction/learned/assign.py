@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Mapping, Optional, Sequence
 
@@ -67,6 +68,8 @@ class RoleCells:
     words: Mapping[CharRef, str] = field(default_factory=dict)
     # the role words of ``words`` that name no role the lexicon (or a role head: 投保, 被保, 受益) knows: 契约人, 保险对象
     new_words: frozenset[str] = frozenset()
+    # the role words of ``words`` that label two values or more (保险对象 / 保险对象证件号): the page shows them shared
+    repeated: frozenset[str] = frozenset()
 
     def same_cell(self, a: Candidate, b: Candidate) -> bool:
         """Whether ``a`` and ``b`` take their values from one role-headed row or one role-headed column."""
@@ -79,12 +82,14 @@ class RoleCells:
         return wa is not None and wa == self.words.get(b.chars[0])
 
     def two_new_words(self, a: Candidate, b: Candidate) -> bool:
-        """Whether ``a`` and ``b`` are printed after labels of two role words that no list knows and that share no
-        two characters in a row (领款人: 钟佳宁 beside 保险对象证件号: …; not 保障人员 beside 受保障人身份证号, two
-        wordings of one person)."""
+        """Whether ``a`` and ``b`` are printed after labels of two role words that no list knows, that share no two
+        characters in a row, and one of which labels another value on the page too (领款人: 钟佳宁 beside
+        保险对象证件号: … where 保险对象: 毛晶若 is printed; not 保障人员 beside 受保障人身份证号, two wordings of one
+        person, nor two words each printed once, 保险享有人 beside 参保人证件号码, which the page does not tell
+        apart)."""
         wa, wb = self.words.get(a.chars[0]), self.words.get(b.chars[0])
         return (wa is not None and wb is not None and wa in self.new_words and wb in self.new_words
-                and not _bigrams(wa) & _bigrams(wb))
+                and not _bigrams(wa) & _bigrams(wb) and (wa in self.repeated or wb in self.repeated))
 
 
 def _bigrams(word: str) -> set[str]:
@@ -222,7 +227,9 @@ def role_cells(doc: DocLines, lexicon: Lexicon) -> RoleCells:
                 continue
             column[(p, li)] = (p, best[0])
     words = label_words(doc, horizontal)
-    return RoleCells(row, column, words, frozenset(w for w in set(words.values()) if _new_word(w, lexicon)))
+    counts = Counter(words.values())
+    return RoleCells(row, column, words, frozenset(w for w in counts if _new_word(w, lexicon)),
+                     frozenset(w for w, n in counts.items() if n > 1))
 
 
 def _new_word(word: str, lexicon: Lexicon) -> bool:

@@ -194,7 +194,7 @@ def test_one_persons_name_and_id_number_never_follow_two_new_role_words() -> Non
     doc = DocLines.build([[line("领取方：王五", 50, 100), line("保障者：李四", 50, 140),
                            line("保障者证件号：110101198506061234", 50, 180)]], [(1000.0, 1400.0)])
     cells = role_cells(doc, FULL_LEXICON)
-    assert cells.new_words == {"领取方", "保障者"}
+    assert cells.new_words == {"领取方", "保障者"} and cells.repeated == {"保障者"}
     scored = [_after(doc, "insured_id_number", "110101198506061234", 0.99),
               _after(doc, "insured_name", "王五", 0.9), _after(doc, "insured_name", "李四", 0.5),
               _after(doc, "beneficiary_name", "王五", 0.1)]
@@ -203,6 +203,18 @@ def test_one_persons_name_and_id_number_never_follow_two_new_role_words() -> Non
     got = assign(scored, cells)
     assert got["insured_name"].candidate.text == "李四" and got["beneficiary_name"].candidate.text == "王五"
     assert got["insured_id_number"] is not None
+
+
+def test_two_new_role_words_each_printed_once_leave_a_name_and_id_number_together() -> None:
+    """受惠者：孙英 / 参险人证件号码：…: two unlike new words, but neither labels another value on the page, so nothing
+    shows that the page names one person by one word; the scorer decides."""
+    doc = DocLines.build([[line("受惠者：孙英", 50, 100), line("参险人证件号码：510104198504044283", 50, 140),
+                           line("领取方：王五", 50, 180)]], [(1000.0, 1400.0)])
+    cells = role_cells(doc, FULL_LEXICON)
+    assert cells.new_words == {"受惠者", "参险人", "领取方"} and not cells.repeated
+    got = assign([_after(doc, "insured_name", "孙英", 0.6), _after(doc, "beneficiary_name", "王五", 0.9),
+                  _after(doc, "insured_id_number", "510104198504044283", 0.99)], cells)
+    assert got["insured_name"] is not None and got["insured_id_number"] is not None
 
 
 def test_two_wordings_of_one_role_word_leave_a_name_and_id_number_together() -> None:
