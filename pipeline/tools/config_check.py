@@ -37,13 +37,13 @@ _NOT_READING = ("extraction", "review", "output", "engine", "batch", "watch", "s
 _NOT_READING_PREDICTOR = ("cpu_threads", "profile")  # how many threads read a page does not change the reading
 
 
-# files of configs/ that are no docpipe configuration: the generator's two sets of withheld wordings
-# (samples/synth/wordings.py)
-NOT_CONFIGS = ("withheld_wordings.yaml", "withheld_wordings_2.yaml", "withheld_wordings_3.yaml")
+# files of configs/ that are no docpipe configuration: the generator's sets of withheld wordings
+# (withheld_wordings.yaml, withheld_wordings_2.yaml, ...; samples/synth/wordings.py)
+NOT_CONFIGS = "withheld_wordings*.yaml"
 
 
 def shipped_configs(directory: Path = Path("configs")) -> list[Path]:
-    return sorted(p for p in Path(directory).glob("*.yaml") if p.name not in NOT_CONFIGS)
+    return sorted(p for p in Path(directory).glob("*.yaml") if not p.match(NOT_CONFIGS))
 
 
 def reading_key(config: DocpipeConfig) -> str:
