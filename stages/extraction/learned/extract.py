@@ -21,7 +21,7 @@ from stages.extraction.learned.date_reread import reread_dates
 from stages.extraction.learned.detectors import detector_candidates
 from stages.extraction.learned.ernie_evidence import ErnieEvidence
 from stages.extraction.learned.features import ROLE_OF, featurize
-from stages.extraction.learned.scorer import Scorer
+from stages.extraction.learned.scorer import VACANT_FREE, Scorer
 from stages.extraction.learned.wrapped import wrapped_candidates
 from stages.extraction.rule_decision import rules_decision
 from stages.extraction.rules.extract import RulesDecision
@@ -82,7 +82,8 @@ def document_candidates(lines: Sequence[Sequence[TextLine]], page_sizes: Sequenc
 class Decided:
     """The learned decision of one document: per field its chosen candidate (the field assembler's candidate), and
     per field left empty ``vacant``: the highest P among its candidates that the rest of the assignment leaves room
-    for (0 where there is none), the evidence about whether it is really absent."""
+    for, or would with another field's rival (0 where there is none), the evidence about whether it is really
+    absent."""
 
     fields: dict[str, list[Proposal]]
     vacant: dict[str, float]
@@ -90,13 +91,31 @@ class Decided:
 
 def vacant_p(scored: Sequence[Scored], chosen: dict[str, Candidate], cells: RoleCells) -> dict[str, float]:
     """Per field without a chosen candidate, the highest P of its candidates that could join ``chosen`` (no span
-    another field holds, the date, amount and person constraints kept); 0 for a field with none."""
+    another field holds, the date, amount and person constraints kept), or that another field holds where a rival of
+    that field's own would free it (:func:`_freed`); 0 for a field with none."""
     out = {k: 0.0 for k in FIELD_KEYS if k not in chosen}
     for s in sorted(scored, key=lambda s: -s.p):
         key = s.candidate.key
-        if key in out and out[key] == 0.0 and s.p > 0.0 and consistent({**chosen, key: s.candidate}, cells, added=key):
+        if key in out and out[key] == 0.0 and s.p > 0.0 and (
+                consistent({**chosen, key: s.candidate}, cells, added=key)
+                or _freed(s.candidate, scored, chosen, cells)):
             out[key] = s.p
     return out
+
+
+def _freed(c: Candidate, scored: Sequence[Scored], chosen: dict[str, Candidate], cells: RoleCells) -> bool:
+    """Whether ``c`` (a candidate of an empty field) could join ``chosen`` if a field holding its characters took
+    a rival of its own that the scorer does not rule out (P at least VACANT_FREE): the page then holds a value for
+    the empty field, and the two fields' choice decides which (a premium printed under a label more like the sum
+    insured's, the sum insured's own figures left as its rival)."""
+    for other, held in chosen.items():
+        if not c.span & held.span:
+            continue
+        for r in scored:
+            if (r.candidate.key == other and r.p >= VACANT_FREE and r.candidate.value != held.value
+                    and consistent({**chosen, other: r.candidate, c.key: c}, cells)):
+                return True
+    return False
 
 
 # What may follow a label that introduces its value: a separator, the value itself (a digit, a currency sign, a

@@ -1,5 +1,5 @@
 """The vacant P of a field the learned decision leaves empty: the best candidate the rest of the assignment leaves
-room for, not one whose span or value another field holds; the fields whose label a document prints, known to the
+room for, not one whose span or value another field holds unless that field's own rival would free it; the fields whose label a document prints, known to the
 lexicon or like enough its labels; a value's reading issues."""
 from __future__ import annotations
 
@@ -30,6 +30,18 @@ def test_a_free_candidate_counts_and_constraints_hold() -> None:
               _c("issue_date", "2024-02-01", 3, 0.05)]
     vacant = vacant_p(scored, {"effective_date": effective.candidate}, RoleCells())
     assert vacant["issue_date"] == 0.05
+
+
+def test_a_span_another_field_holds_counts_where_that_fields_own_rival_frees_it() -> None:
+    # the premium's figures taken for the sum insured, the sum insured's own figures its rival: the page holds a
+    # premium, and the two fields' choice decides which
+    small = _c("sum_insured", "7812.00", 1, 0.98)
+    scored = [small, _c("sum_insured", "1480000.00", 2, 0.5), _c("premium", "7812.00", 1, 0.07)]
+    assert vacant_p(scored, {"sum_insured": small.candidate}, RoleCells())["premium"] == 0.07
+    # a rival the scorer rules out (P below VACANT_FREE), or one the two fields cannot stand with, frees nothing
+    for rival in (_c("sum_insured", "1480000.00", 2, 0.005), _c("sum_insured", "5000.00", 2, 0.5)):
+        scored = [small, rival, _c("premium", "7812.00", 1, 0.07)]
+        assert vacant_p(scored, {"sum_insured": small.candidate}, RoleCells())["premium"] == 0.0
 
 
 def test_a_value_keeps_the_amount_mismatch_another_reading_of_it_found_and_no_other_issue() -> None:
