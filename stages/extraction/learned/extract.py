@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from datetime import date
 from functools import cached_property
-from typing import TYPE_CHECKING, Iterable, Optional, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -94,28 +94,29 @@ def vacant_p(scored: Sequence[Scored], chosen: dict[str, Candidate], cells: Role
     another field holds, the date, amount and person constraints kept), or that another field holds where a rival of
     that field's own would free it (:func:`_freed`); 0 for a field with none."""
     out = {k: 0.0 for k in FIELD_KEYS if k not in chosen}
+    rivals: dict[str, list[Candidate]] = {}  # per chosen field, its other values the scorer does not rule out
+    for s in scored:
+        key = s.candidate.key
+        if key in chosen and s.p >= VACANT_FREE and s.candidate.value != chosen[key].value:
+            rivals.setdefault(key, []).append(s.candidate)
     for s in sorted(scored, key=lambda s: -s.p):
         key = s.candidate.key
         if key in out and out[key] == 0.0 and s.p > 0.0 and (
                 consistent({**chosen, key: s.candidate}, cells, added=key)
-                or _freed(s.candidate, scored, chosen, cells)):
+                or _freed(s.candidate, rivals, chosen, cells)):
             out[key] = s.p
     return out
 
 
-def _freed(c: Candidate, scored: Sequence[Scored], chosen: dict[str, Candidate], cells: RoleCells) -> bool:
+def _freed(c: Candidate, rivals: Mapping[str, Sequence[Candidate]], chosen: dict[str, Candidate],
+           cells: RoleCells) -> bool:
     """Whether ``c`` (a candidate of an empty field) could join ``chosen`` if a field holding its characters took
-    a rival of its own that the scorer does not rule out (P at least VACANT_FREE): the page then holds a value for
-    the empty field, and the two fields' choice decides which (a premium printed under a label more like the sum
-    insured's, the sum insured's own figures left as its rival)."""
-    for other, held in chosen.items():
-        if not c.span & held.span:
-            continue
-        for r in scored:
-            if (r.candidate.key == other and r.p >= VACANT_FREE and r.candidate.value != held.value
-                    and consistent({**chosen, other: r.candidate, c.key: c}, cells)):
-                return True
-    return False
+    one of its ``rivals`` (its other values at P VACANT_FREE or more): the page then holds a value for the empty
+    field, and the two fields' choice decides which (a premium printed under a label more like the sum insured's,
+    the sum insured's own figures left as its rival)."""
+    return any(c.span & held.span and any(consistent({**chosen, other: r, c.key: c}, cells)
+                                          for r in rivals.get(other, ()))
+               for other, held in chosen.items())
 
 
 # What may follow a label that introduces its value: a separator, the value itself (a digit, a currency sign, a
