@@ -13,6 +13,8 @@ from datetime import date
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Optional, Sequence
 
+from stages.postprocess import surnames
+
 # ---------------------------------------------------------------------------------------------------------------------
 # Result type and issue codes
 
@@ -27,6 +29,8 @@ ISSUE_ID_FORMAT = "id_format"
 ISSUE_ID_CHECKSUM = "id_checksum"
 ISSUE_ID_BIRTHDATE = "id_birthdate"
 ISSUE_PHONE = "phone_format"
+ISSUE_NAME_CUT = "name_incomplete"  # a person's name that is a compound surname alone: its given name went unread
+ISSUE_COMPANY_CUT = "company_incomplete"  # a company name whose trade name has fewer than two characters
 
 # Issues that record a repair the normaliser made before the value validated: they stay in a field's ``issues`` for a
 # person to see, but do not make the field invalid; the routing weighs them through the field's confidence
@@ -541,20 +545,35 @@ def normalize_text(text: str) -> Normalized:
 
 
 def normalize_name(text: str) -> Normalized:
-    """A person's name: NFKC, whitespace removed."""
-    return normalize_text(text)
+    """A person's name: NFKC, whitespace removed; a compound surname alone (端木, 欧阳) is no one's whole name, so its
+    given name went unread (``name_incomplete``)."""
+    n = normalize_text(text)
+    if n.value is not None and n.value in surnames.compound():
+        return Normalized(n.value, n.issues + (ISSUE_NAME_CUT,))
+    return n
 
 
 _COMPANY_CUT = ("有限公", "责任公", "保险公")  # a company name whose last character (司) was lost
 
 
+# the line of business that follows an insurer's trade name (and any place name before it)
+_LINE_OF_BUSINESS = re.compile("人寿|财产|健康|养老|保险")
+
+
 def normalize_company(text: str) -> Normalized:
     """An insurer's name as free text, with a last 司 restored where only it is missing (锦程财产保险股份有限公:
-    the end of a title lost in a dark band or at the page edge; no company name ends in 公)."""
+    the end of a title lost in a dark band or at the page edge; no company name ends in 公). A trade name of
+    fewer than two characters before the line of business (海人寿保险股份有限公司) is none that can be registered
+    (企业名称登记管理规定: a trade name is two or more Chinese characters), so a character went unread
+    (``company_incomplete``)."""
     n = normalize_text(text)
-    if n.value is not None and n.value.endswith(_COMPANY_CUT):
-        return Normalized(n.value + "司", n.issues)
-    return n
+    if n.value is None:
+        return n
+    value = n.value + "司" if n.value.endswith(_COMPANY_CUT) else n.value
+    business = _LINE_OF_BUSINESS.search(value)
+    if business is not None and business.start() < 2:
+        return Normalized(value, n.issues + (ISSUE_COMPANY_CUT,))
+    return Normalized(value, n.issues)
 
 
 def normalize_beneficiary(text: str) -> Normalized:

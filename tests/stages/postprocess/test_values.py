@@ -12,11 +12,13 @@ from stages.postprocess.values import (
     ISSUE_AMOUNT_CUT_OFF,
     ISSUE_AMOUNT_GROUPING,
     ISSUE_AMOUNT_MISMATCH,
+    ISSUE_COMPANY_CUT,
     ISSUE_DATE,
     ISSUE_EMPTY,
     ISSUE_ID_BIRTHDATE,
     ISSUE_ID_CHECKSUM,
     ISSUE_ID_FORMAT,
+    ISSUE_NAME_CUT,
     ISSUE_PHONE,
     ISSUE_YEAR_RESTORED,
     Normalized,
@@ -501,6 +503,12 @@ def test_beneficiary(text: str, expected: str) -> None:
     assert normalize_beneficiary(text) == Normalized(expected)
 
 
+def test_a_compound_surname_alone_is_an_incomplete_name() -> None:
+    assert normalize_name("端木") == Normalized("端木", (ISSUE_NAME_CUT,))
+    assert normalize_beneficiary("欧阳") == Normalized("欧阳", (ISSUE_NAME_CUT,))
+    assert normalize_name("端木天") == Normalized("端木天") and normalize_name("王") == Normalized("王")
+
+
 def test_policy_number_and_text() -> None:
     assert normalize_code(" p2026 0001 2345 ") == Normalized("P202600012345")
     assert normalize_code("ＰＡ２０２６－０１") == Normalized("PA2026-01")
@@ -516,6 +524,14 @@ def test_a_company_name_cut_before_its_last_character_is_completed() -> None:
     assert normalize_company("国泰安和人寿保险有限责任公") == Normalized("国泰安和人寿保险有限责任公司")
     assert normalize_company("锦程财产保险股份有限公司") == Normalized("锦程财产保险股份有限公司")
     assert normalize_company("锦程公") == Normalized("锦程公")
+
+
+def test_a_trade_name_of_one_character_is_an_incomplete_company_name() -> None:
+    assert normalize_company("海人寿保险股份有限公司") == Normalized("海人寿保险股份有限公司", (ISSUE_COMPANY_CUT,))
+    assert normalize_company("保险股份有限公司") == Normalized("保险股份有限公司", (ISSUE_COMPANY_CUT,))
+    assert normalize_company("泰财产保险股份有限公") == Normalized("泰财产保险股份有限公司", (ISSUE_COMPANY_CUT,))
+    for whole in ("中国人寿保险股份有限公司", "国寿财产保险股份有限公司", "海晟人寿", "太平洋健康保险股份有限公司"):
+        assert normalize_company(whole) == Normalized(whole)
 
 
 @pytest.mark.parametrize("text, expected", [
