@@ -134,7 +134,8 @@ def binned_map(x: np.ndarray, y: np.ndarray, edges: Sequence[float], w: Optional
 
 
 def _empty_kind(sample: dict[str, Any]) -> str:
-    return empty_kind(sample.get("vacant"), sample.get("document_capture") or "scan", bool(sample.get("labelled")))
+    doubted = sample.get("misread_likely", sample.get("labelled"))  # records before misread_likely: labels only
+    return empty_kind(sample.get("vacant"), sample.get("document_capture") or "scan", bool(doubted))
 
 
 def _weak(sample: dict[str, Any]) -> bool:

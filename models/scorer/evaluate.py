@@ -104,6 +104,7 @@ class Tally:
                 sample["vacant"] = diagnostics["vacant"][k]
                 sample["document_capture"] = (rules or {}).get("document_capture")
                 sample["labelled"] = k in (rules or {}).get("labelled", ())
+                sample["misread_likely"] = k in (rules or {}).get("misread_likely", ())
             if rules is not None:
                 sample["rules_agree"] = k in rules["agree"]
                 sample["rules_found"] = k in rules["found"]

@@ -76,7 +76,7 @@ def confidences(cal: ScoreCalibrator, samples: Sequence[Mapping[str, Any]]
         cal, agree={s["field"]: float(s.get("rules_confidence") or 0.0) for s in found if s.get("rules_agree")},
         rules_found=[s["field"] for s in empty if s.get("rules_found")],
         vacant={s["field"]: float(s["vacant"]) for s in empty if s.get("vacant") is not None},
-        labelled=[s["field"] for s in empty if s.get("labelled")],
+        misread_likely=[s["field"] for s in empty if s.get("misread_likely", s.get("labelled"))],
         capture=next((s["document_capture"] for s in empty if s.get("document_capture")), "scan"),
         captures={s["field"]: s.get("capture") or "scan" for s in found})
     conf = {}

@@ -261,7 +261,7 @@ class ExtractionStage:
         from the learned calibration's map for shared values, and P(really absent) of the empty fields from their
         vacant P (stages/extraction/learned/confidence.py)."""
         from stages.extraction.learned.confidence import AgreementCalibrator, RulesView, agreement, document_capture
-        from stages.extraction.learned.extract import labelled_fields
+        from stages.extraction.learned.extract import labelled_fields, misread_likely
 
         calibrators = self.assembler.calibrators
         rules_cands, _ = arrange_all({}, self.prefer, {}, self.rules_candidates(lines, today, by_rules), today)
@@ -272,15 +272,17 @@ class ExtractionStage:
         capture = document_capture({p.capture for p in pages})
         texts = [ln.text for page in lines for ln in page]
         labelled = labelled_fields(texts, self.document_lexicon(texts))
+        doubted = misread_likely(labelled, texts, today)
         assembler = copy.copy(self.assembler)  # the same decisions, confidence from both calibrators
         assembler.calibrators = {**calibrators, "learned": AgreementCalibrator(calibrators["learned"], agree, rules_found,
                                                                                vacant, capture, captures,
-                                                                               labelled)}
+                                                                               doubted)}
         fields, reasons, diagnostics = assembler.assemble(cands, lines, today, flag_disagreement=(),
                                                           decisions=decisions)
         diagnostics["rules"] = {"agree": sorted(agree), "found": sorted(rules.values),
                                 "agree_confidence": agree, "capture": captures,
-                                "document_capture": capture, "labelled": sorted(labelled)}
+                                "document_capture": capture, "labelled": sorted(labelled),
+                                "misread_likely": sorted(doubted)}
         return fields, reasons, diagnostics
 
     def _vouched(self, key: str) -> bool:

@@ -58,7 +58,7 @@ class AgreementCalibrator:
     vacant: Mapping[str, float] = field(default_factory=dict)  # per empty field, its vacant P (learned.extract)
     capture: str = "scan"  # the document's capture (document_capture)
     captures: Mapping[str, str] = field(default_factory=dict)  # per found field, the capture of its value's page
-    labelled: Collection[str] = ()  # the fields a label of which is printed on the document (learned.extract)
+    misread_likely: Collection[str] = ()  # empty, more likely misread than absent (learned.extract.misread_likely)
 
     def confidence(self, ev: Any) -> float:
         if not isinstance(self.learned, ScoreCalibrator):
@@ -73,12 +73,12 @@ class AgreementCalibrator:
     def absent_ok(self, key: str) -> float:
         """P(really absent) as the learned calibration estimates it: where the rules found a value, at the rate
         fitted on exactly those fields (``absent_ok_against_rules``, when the file has it); where they found none
-        either, from the field's vacant P and whether its label is printed (``absent_given``, when the file has
+        either, from the field's vacant P and whether it is more likely misread (``absent_given``, when the file has
         it), else at the rate fitted on those fields."""
         if key in self.rules_found and hasattr(self.learned, "absent_ok_against_rules"):
             return self.learned.absent_ok_against_rules(key)
         if key in self.vacant and hasattr(self.learned, "absent_given"):
-            return self.learned.absent_given(key, self.vacant[key], self.capture, key in self.labelled)
+            return self.learned.absent_given(key, self.vacant[key], self.capture, key in self.misread_likely)
         return self.learned.absent_ok(key)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from datetime import date
-from typing import Optional
+from typing import Iterable, Optional
 
 import numpy as np
 
@@ -16,7 +16,7 @@ from stages.extraction.field_specs import FIELDS
 from stages.extraction.learned.candidates import Candidate, DocLines
 from stages.extraction.learned.detectors import DATE_FIELDS
 from stages.extraction.redecode import redecode_candidates
-from stages.postprocess.values import Normalized
+from stages.postprocess.values import Normalized, nfkc
 from stages.recognition.ctc import CharDict
 
 STRATEGY = "date_reread"
@@ -26,6 +26,22 @@ _NUMERALS = "〇○零一二三四五六七八九十"
 # a date in Chinese numerals whose year, month or day may have lost numerals (OCR may read 〇 as O or 0)
 SHORT_DATE_RE = re.compile(rf"[{_NUMERALS}][{_NUMERALS}O0o]{{0,3}}\s*年\s*[{_NUMERALS}元]{{0,3}}\s*月"
                            rf"\s*[{_NUMERALS}]{{0,4}}\s*[日号]")
+
+
+# an Arabic date that lost its day: a year and a month, then nothing more of a date (2024/10 where 2024/10/14 was
+# printed); not a dot, which also separates an amount's decimals (2019.50)
+_DAYLESS_RE = re.compile(r"(?<![\d/\-])(?:19|20|21)\d{2}\s*[/\-]\s*\d{1,2}(?!\d)(?!\s*[/\-]\s*\d)")
+
+
+def holds_unread_date(texts: Iterable[str], today: date) -> bool:
+    """Whether a line holds a date that does not read as one: a Chinese-numeral date that lost numerals
+    (二二年九月十三日) or an Arabic year and month without their day. An empty date field of such a page was more
+    likely misread than absent (``learned.extract.misread_likely``)."""
+    for text in texts:
+        norm = nfkc(text)
+        if _DAYLESS_RE.search(norm) or any(not _NORMALIZE(m.group(), today).valid for m in SHORT_DATE_RE.finditer(norm)):
+            return True
+    return False
 
 
 def _keeps(read: str, reread: str) -> bool:

@@ -17,8 +17,8 @@ from stages.extraction.decisions import Proposal
 from stages.extraction.label_similarity import best_similarity
 from stages.extraction.learned.assign import RoleCells, Scored, assign, consistent, role_cells
 from stages.extraction.learned.candidates import Candidate, DocLines, merge, rule_candidates
-from stages.extraction.learned.date_reread import reread_dates
-from stages.extraction.learned.detectors import detector_candidates
+from stages.extraction.learned.date_reread import holds_unread_date, reread_dates
+from stages.extraction.learned.detectors import DATE_FIELDS, detector_candidates
 from stages.extraction.learned.ernie_evidence import ErnieEvidence
 from stages.extraction.learned.features import ROLE_OF, featurize
 from stages.extraction.learned.scorer import VACANT_FREE, Scorer
@@ -163,6 +163,14 @@ def labelled_fields(texts: Iterable[str], lexicon: Lexicon) -> frozenset[str]:
             if lexicon.pattern.search(word) is None:  # a lexicon word in it is read above, or names no field
                 out.update(_like_labels(word, lexicon))
     return frozenset(out)
+
+
+def misread_likely(labelled: frozenset[str], texts: Sequence[str], today: date) -> frozenset[str]:
+    """The fields an empty value of which is more likely misread than absent (``scorer.empty_kind``): ``labelled``,
+    those whose label is printed (:func:`labelled_fields` of ``texts``), and every date field where a printed date
+    does not read as one (``date_reread.holds_unread_date``: 二二年九月十三日, a thin 〇 lost twice, leaves a page with
+    no date to offer)."""
+    return labelled | frozenset(DATE_FIELDS) if holds_unread_date(texts, today) else labelled
 
 
 def _like_labels(word: str, lexicon: Lexicon) -> set[str]:

@@ -33,14 +33,15 @@ WEAK_READING = 0.9
 NONE_LEFT, FREE, REST = "none_left", "free", "rest"
 
 
-def empty_kind(vacant: Optional[float], capture: str, labelled: bool = False) -> str:
+def empty_kind(vacant: Optional[float], capture: str, misread_likely: bool = False) -> str:
     """The kind of an empty field from its vacant P (``learned.extract.vacant_p``) on a document of this capture,
     the one classification the fit and the run time share: NONE_LEFT, no candidate at all keeps the assignment
     consistent (vacant P 0), so the page holds nothing of the field's type that could be its value; FREE, one is
     left below VACANT_FREE; REST, one above it, a fax (a misread leaves nothing to choose there), no vacant P, or
-    ``labelled``: a label of the field is printed on the document (``learned.extract.labelled_fields``), so an
-    empty value there is more likely one that was misread than one that is not there."""
-    if vacant is None or capture == "fax" or vacant >= VACANT_FREE or labelled:
+    ``misread_likely``: a label of the field is printed on the document, or (a date) a printed date does not read
+    (``learned.extract.misread_likely``), so an empty value there is more likely one that was misread than one
+    that is not there."""
+    if vacant is None or capture == "fax" or vacant >= VACANT_FREE or misread_likely:
         return REST
     return NONE_LEFT if vacant == 0.0 else FREE
 
@@ -165,12 +166,12 @@ class ScoreCalibrator:
     def absent_ok(self, key: str) -> float:
         return float(self.null_ok.get(key, self.default_null_ok))
 
-    def absent_given(self, key: str, vacant: float, capture: str, labelled: bool = False) -> float:
+    def absent_given(self, key: str, vacant: float, capture: str, misread_likely: bool = False) -> float:
         """P(really absent | the decision left the field empty with this vacant P, the rules found nothing either,
-        on a document of this capture, with or without a label of the field printed), by its :func:`empty_kind`:
+        on a document of this capture, more likely misread or not), by its :func:`empty_kind`:
         the rate fitted on that kind, where the file has one (a file without NONE_LEFT rates fitted its free rate
         on those fields too), else the one of the rest."""
-        kind = empty_kind(vacant, capture, labelled)
+        kind = empty_kind(vacant, capture, misread_likely)
         if kind == NONE_LEFT and self.null_ok_none_left:
             return float(self.null_ok_none_left.get(key, self.default_null_ok))
         if kind != REST and self.null_ok_free:

@@ -133,9 +133,9 @@ def test_an_empty_field_whose_label_is_printed_gets_the_rate_of_the_rest() -> No
     """A field whose label the page prints, left empty with nothing (or nothing likely) left for it, was more often
     misread than absent: it takes the rest's rate, not the rate of nothing left."""
     cal = replace(LEARNED, null_ok_free={"premium": 0.9}, null_ok_none_left={"premium": 0.97})
-    assert AgreementCalibrator(cal, {}, (), {"premium": 0.0}, labelled=["premium"]).absent_ok("premium") == 0.3
-    assert AgreementCalibrator(cal, {}, (), {"premium": 0.0004}, labelled=["premium"]).absent_ok("premium") == 0.3
-    assert AgreementCalibrator(cal, {}, (), {"premium": 0.0}, labelled=["sum_insured"]).absent_ok("premium") == 0.97
+    assert AgreementCalibrator(cal, {}, (), {"premium": 0.0}, misread_likely=["premium"]).absent_ok("premium") == 0.3
+    assert AgreementCalibrator(cal, {}, (), {"premium": 0.0004}, misread_likely=["premium"]).absent_ok("premium") == 0.3
+    assert AgreementCalibrator(cal, {}, (), {"premium": 0.0}, misread_likely=["sum_insured"]).absent_ok("premium") == 0.97
 
 
 def test_fields_rarely_absent_are_those_whose_empty_outputs_were_misses() -> None:

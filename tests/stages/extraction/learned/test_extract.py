@@ -1,14 +1,18 @@
 """The vacant P of a field the learned decision leaves empty: the best candidate the rest of the assignment leaves
 room for, not one whose span or value another field holds unless that field's own rival would free it; the fields whose label a document prints, known to the
-lexicon or like enough its labels; a value's reading issues."""
+lexicon or like enough its labels, and the dates of a page where one does not read; a value's reading issues."""
 from __future__ import annotations
+
+from datetime import date
 
 from stages.contracts.fields import FIELD_KEYS
 from stages.extraction.label_similarity import best_similarity
 from stages.extraction.learned.assign import RoleCells, Scored
 from stages.extraction.learned.candidates import Candidate
-from stages.extraction.learned.extract import LABELLED_LIKE, labelled_fields, reading_issues, vacant_p
+from stages.extraction.learned.extract import LABELLED_LIKE, labelled_fields, misread_likely, reading_issues, vacant_p
 from stages.extraction.rules.lexicon import FULL_LEXICON, build_lexicon, extend_lexicon, withheld_lexicon
+
+TODAY = date(2026, 12, 1)
 
 
 def _c(key: str, value: str, line: int, p: float) -> Scored:
@@ -104,3 +108,16 @@ def test_an_unknown_wording_before_its_colon_prints_the_label_of_the_fields_it_i
     # a wording that names a role labels that person's field it is most like, not the other person's
     lexicon = build_lexicon(["投保人证件号码", "投保人"])
     assert labelled_fields(["投保人证件号码：——"], lexicon) == {"policyholder_id_number"}
+
+
+def test_a_printed_date_that_does_not_read_makes_every_empty_date_field_likely_misread() -> None:
+    """A Chinese date that lost numerals (二〇二〇 read 二二) or an Arabic one that lost its day leaves no date to
+    offer, under a label the lexicon may lack: its page's empty date fields are not taken for absent as readily."""
+    lexicon = withheld_lexicon(0.99, 1, "x")  # no label of any date field left
+    dates = {"effective_date", "expiry_date", "issue_date"}
+    for text in ("保险止期：二二年九月十三日", "保险止期 2024/10", "止期 2024-10 二十四时"):
+        assert dates <= misread_likely(labelled_fields([text], lexicon), [text], TODAY), text
+    for text in ("保险止期：二〇二〇年九月十三日", "保险止期：2020-09-13", "保费：2019.50元", "保单号 2019-501733-016607",
+                 "打印时间：2023-03-0511：25:40", "保障期间：2019-2020"):
+        assert not dates & misread_likely(labelled_fields([text], lexicon), [text], TODAY), text
+    assert misread_likely(frozenset({"premium"}), ["保费：2019.50元"], TODAY) == {"premium"}
