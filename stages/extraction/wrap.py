@@ -1,15 +1,17 @@
 """Whether a value may go on below its line: an address that runs to its line's end, with a text segment just below
-it, aligned with it, that no other field holds and that is no label, role word, heading or cell of a header row, may
-have been cut where its line wraps, so the document goes to review (``may_continue:<field>``, docs/confidence.md)."""
+it, aligned with it, that no other field holds and that is no label (of the lexicon, or a wording like one), role
+word, heading or cell of a header row, may have been cut where its line wraps, so the document goes to review
+(``may_continue:<field>``, docs/confidence.md)."""
 from __future__ import annotations
 
 import re
 from typing import Collection, Optional, Sequence
 
 from stages.contracts.types import TextLine
+from stages.extraction.label_similarity import LABEL_LIKE, label_likeness
 from stages.extraction.learned.detectors import SEGMENT_RE
 from stages.extraction.line_end import ending_line
-from stages.extraction.rules.lexicon import LABEL_RE, ROLE_WORDS
+from stages.extraction.rules.lexicon import FULL_LEXICON, LABEL_RE, ROLE_WORDS
 from stages.extraction.rules.lines import LineBox, prepare_line, same_row
 from stages.extraction.rules.wrapping import ends_no_value
 
@@ -20,6 +22,9 @@ _HEADING = re.compile(r"[一二三四五六七八九十]+")  # a section's numbe
 _BELOW_FROM, _BELOW_TO, _ALIGN = -0.5, 0.9, 1.5
 _COLON = ":："
 _DIGIT = re.compile(r"[0-9０-９]")
+# how the name of a place in an address ends (a building, an estate, a road): such a tail stays a possible
+# continuation however like a label it reads (保险大厦)
+_PLACE_END = re.compile(r"(?:大厦|中心|广场|大楼|花园|公寓|小区|家园|[苑园楼座院城村庄里弄巷街路道号室栋层])$")
 
 
 def _nearest_below(page: Sequence[TextLine], boxes: Sequence[LineBox], li: int, start: int) -> Optional[LineBox]:
@@ -101,6 +106,15 @@ def continuation_span(chars: Sequence[tuple[int, int, int]], lines: Sequence[Seq
         return None
     if any(seg in t or (t and t in text) for t in claimed):
         return None
-    if _header_cell(lines[page], boxes, below_box, seg):
+    if _header_cell(lines[page], boxes, below_box, seg) or _label_like(seg):
         return None
     return page, below_box.index, m.start(), m.end()
+
+
+def _label_like(seg: str) -> bool:
+    """Whether ``seg``, a word of two characters or more with no digit, reads as a label the lexicon lacks: at least
+    ``LABEL_LIKE`` like a known label of some field (被保障人, 要约方身份号码: the next person's role in a new wording).
+    An address's tail is unlike every label (东方名都, 翠苑小区: 0.12 at most); one that ends as a place's name
+    (保险大厦) is never taken for a label."""
+    return (len(seg) >= 2 and not _DIGIT.search(seg) and not _PLACE_END.search(seg)
+            and label_likeness(seg, FULL_LEXICON.by_field) >= LABEL_LIKE)

@@ -1,5 +1,6 @@
 """An address that runs to its line's end with unclaimed text aligned just below it may be cut at its wrap; a
-label, a role word, a heading, another field's value or text elsewhere on the page is no continuation."""
+label (or a wording like one), a role word, a heading, another field's value or text elsewhere on the page is no
+continuation."""
 from __future__ import annotations
 
 from stages.extraction.wrap import continuation_below
@@ -59,3 +60,12 @@ def test_a_continuation_beside_a_value_or_one_label_still_counts() -> None:
     # a one-character tail is never taken for a header, whatever its row holds
     two_labels = [line("室", 110.0, 130.0), line("联系电话", 500.0, 130.0), line("邮编", 800.0, 130.0)]
     assert continuation_below(_chars(), [[line(LABEL + ADDRESS, 50, 100)] + two_labels], ()) == "室"
+
+
+def test_a_wording_like_a_known_label_is_no_continuation() -> None:
+    # the next person's role in a wording the lexicon lacks, like its labels (被保障人 ~ 被保险人)
+    for label in ("被保障人", "要约方身份号码"):
+        assert continuation_below(_chars(), _page(label), ()) is None, label
+    # an address's tail is unlike every label; one that ends as a place's name stays a tail however label-like
+    for tail in ("东方名都", "翠苑小区", "保险大厦"):
+        assert continuation_below(_chars(), _page(tail), ()) == tail, tail
