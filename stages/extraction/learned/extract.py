@@ -127,6 +127,8 @@ _LONGER_LABEL = 4  # CJK characters a longer label word may add after a known la
 # a wording printed as a label: a run of Chinese characters before its colon that no sentence leads into
 _BEFORE_COLON = re.compile(r"(?<![\u4e00-\u9fff,，;；、。])([\u4e00-\u9fff]{2,10})\s*[:：]")
 LABELLED_LIKE = 0.5  # an unknown wording at least this like one of a field's labels prints that field's label
+# a period given as a term, not as dates (保障期限：至100周岁, 保险期间：终身, 5年): no expiry date is printed for it
+_TERM = re.compile(r"\s*[:：]?\s*(?:终身|长期|至\s*\d{1,3}\s*周?岁|\d{1,3}\s*(?:年|个月|天|日))\s*$")
 
 
 def _introduces(norm: str, end: int) -> bool:
@@ -150,14 +152,16 @@ def labelled_fields(texts: Iterable[str], lexicon: Lexicon) -> frozenset[str]:
     names (:func:`_introduces`; labels are matched with the line's spaces removed, as OCR splits them), and those
     that a wording outside ``lexicon`` before a colon is at least ``LABELLED_LIKE`` like a label of (an insurer's own
     ``身故保险金受益人：`` where the lexicon holds only ``受益人``'s other forms). A field left empty whose label is
-    printed was more often misread than absent (``scorer.empty_kind``)."""
+    printed was more often misread than absent (``scorer.empty_kind``). A period label followed on its line by a
+    term and nothing else (保障期限：至100周岁, 保险期间：终身) prints no expiry date."""
     out: set[str] = set()
     for text in texts:
         norm, _, comp, at = normalized(text)  # as the rules' text boxes read it
         for m in lexicon.pattern.finditer(comp):
             label = lexicon.labels.get(m.group())
             if label is not None and label.kind in ("field", "period") and _introduces(norm, at[m.end() - 1] + 1):
-                out.update(k for k in label.fields if k)
+                term = label.kind == "period" and _TERM.match(norm, at[m.end() - 1] + 1) is not None
+                out.update(k for k in label.fields if k and not (term and k == "expiry_date"))
         for m in _BEFORE_COLON.finditer(norm):
             word = m.group(1)
             if lexicon.pattern.search(word) is None:  # a lexicon word in it is read above, or names no field

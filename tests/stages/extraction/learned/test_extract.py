@@ -121,3 +121,13 @@ def test_a_printed_date_that_does_not_read_makes_every_empty_date_field_likely_m
                  "打印时间：2023-03-0511：25:40", "保障期间：2019-2020"):
         assert not dates & misread_likely(labelled_fields([text], lexicon), [text], TODAY), text
     assert misread_likely(frozenset({"premium"}), ["保费：2019.50元"], TODAY) == {"premium"}
+
+
+def test_a_period_given_as_a_term_prints_no_expiry_date() -> None:
+    """保障期限：至100周岁 names the period but prints no expiry date: an empty expiry there is not taken for misread;
+    the effective date stays printed, and a term with more after it, or a period with dates, keeps both."""
+    for text in ("保障期限：至100周岁", "保险期间：终身", "保障期限：5年", "保险期间 长期"):
+        got = labelled_fields([text], FULL_LEXICON)
+        assert "effective_date" in got and "expiry_date" not in got, text
+    for text in ("保险期间：自2020年1月1日零时起至2021年1月1日二十四时止", "保险期间", "保障期限：至80周岁 缴费期间：20年"):
+        assert {"effective_date", "expiry_date"} <= labelled_fields([text], FULL_LEXICON), text
