@@ -114,7 +114,7 @@ def continuation_span(chars: Sequence[tuple[int, int, int]], lines: Sequence[Seq
 def _label_like(seg: str) -> bool:
     """Whether ``seg``, a word of two characters or more with no digit, reads as a label the lexicon lacks: at least
     ``LABEL_LIKE`` like a known label of some field (被保障人, 要约方身份号码: the next person's role in a new wording).
-    An address's tail is unlike every label (东方名都, 翠苑小区: 0.12 at most); one that ends as a place's name
+    An address's tail is far less like any label (东方名都, 翠苑小区); one that ends as a place's name
     (保险大厦) is never taken for a label."""
     return (len(seg) >= 2 and not _DIGIT.search(seg) and not _PLACE_END.search(seg)
             and label_likeness(seg, FULL_LEXICON.by_field) >= LABEL_LIKE)
