@@ -68,7 +68,7 @@ def _header_cell(page: Sequence[TextLine], boxes: Sequence[LineBox], below: Line
     table's header row: one bare label on its row begins with ``seg`` (保障对象 beside 保障对象证件号: a role word
     and its ID's label), or at least two other boxes share its row, each a bare label. A line wrap's continuation
     shares its row with values, or with nothing; a one-character tail (室) is never taken for a header."""
-    if len(seg) < 2 or _DIGIT.search(seg):
+    if not _word(seg):
         return False
     row = [b.comp for b in _readable(page, boxes) if b is not below and same_row(below, b)]
     labels = [t for t in row if _bare_label(t)]
@@ -116,5 +116,10 @@ def _label_like(seg: str) -> bool:
     ``LABEL_LIKE`` like a known label of some field (被保障人, 要约方身份号码: the next person's role in a new wording).
     An address's tail is far less like any label (东方名都, 翠苑小区); one that ends as a place's name
     (保险大厦) is never taken for a label."""
-    return (len(seg) >= 2 and not _DIGIT.search(seg) and not _PLACE_END.search(seg)
-            and label_likeness(seg, FULL_LEXICON.by_field) >= LABEL_LIKE)
+    return _word(seg) and not _PLACE_END.search(seg) and label_likeness(seg, FULL_LEXICON.by_field) >= LABEL_LIKE
+
+
+def _word(seg: str) -> bool:
+    """Whether ``seg`` is a word of two characters or more with no digit, the only segments that may be taken for a
+    label (a wrap's tail of one character, 室, or with a number, 302室, never is)."""
+    return len(seg) >= 2 and not _DIGIT.search(seg)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from datetime import date
-from typing import Iterable, Optional
+from typing import Iterable, Iterator, Optional
 
 import numpy as np
 
@@ -33,15 +33,18 @@ SHORT_DATE_RE = re.compile(rf"[{_NUMERALS}][{_NUMERALS}O0o]{{0,3}}\s*年\s*[{_NU
 _DAYLESS_RE = re.compile(r"(?<![\d/\-])(?:19|20|21)\d{2}\s*[/\-]\s*\d{1,2}(?!\d)(?!\s*[/\-]\s*\d)")
 
 
+def _short_dates(text: str, today: date) -> Iterator[re.Match[str]]:
+    """The Chinese-numeral dates of ``text`` that do not read as one (a numeral lost)."""
+    return (m for m in SHORT_DATE_RE.finditer(text) if not _NORMALIZE(m.group(), today).valid)
+
+
 def holds_unread_date(texts: Iterable[str], today: date) -> bool:
     """Whether a line holds a date that does not read as one: a Chinese-numeral date that lost numerals
-    (二二年九月十三日) or an Arabic year and month without their day. An empty date field of such a page was more
-    likely misread than absent (``learned.extract.misread_likely``)."""
-    for text in texts:
-        norm = nfkc(text)
-        if _DAYLESS_RE.search(norm) or any(not _NORMALIZE(m.group(), today).valid for m in SHORT_DATE_RE.finditer(norm)):
-            return True
-    return False
+    (二二年九月十三日), whether or not its frames restore it (:func:`reread_dates`), or an Arabic year and month without
+    their day. An empty date field of such a page was more likely misread than absent
+    (``learned.extract.misread_likely``)."""
+    return any(_DAYLESS_RE.search(norm) or next(_short_dates(norm, today), None) is not None
+               for norm in map(nfkc, texts))
 
 
 def _keeps(read: str, reread: str) -> bool:
@@ -68,10 +71,8 @@ def reread_dates(doc: DocLines, today: date, chars: CharDict) -> list[Candidate]
     allowed = chars.encode_charset(FIELDS[DATE_FIELDS[0]].charset)
     out: list[Candidate] = []
     for pi, li, ln in doc.flat:
-        for m in SHORT_DATE_RE.finditer(ln.text):
+        for m in _short_dates(ln.text, today):
             text = m.group()
-            if _NORMALIZE(text, today).valid:
-                continue
             found = reread_date(text, ln, m.start(), m.end(), allowed, chars, today)
             if found is None:
                 continue

@@ -174,7 +174,7 @@ def misread_likely(labelled: frozenset[str], texts: Sequence[str], today: date) 
     those whose label is printed (:func:`labelled_fields` of ``texts``), and every date field where a printed date
     does not read as one (``date_reread.holds_unread_date``: 二二年九月十三日, a thin 〇 lost twice, leaves a page with
     no date to offer)."""
-    return labelled | frozenset(DATE_FIELDS) if holds_unread_date(texts, today) else labelled
+    return (labelled | frozenset(DATE_FIELDS)) if holds_unread_date(texts, today) else labelled
 
 
 def _like_labels(word: str, lexicon: Lexicon) -> set[str]:
