@@ -12,8 +12,9 @@ from stages.extraction.label_similarity import LABEL_LIKE, label_likeness
 from stages.extraction.learned.detectors import SEGMENT_RE
 from stages.extraction.line_end import ending_line
 from stages.extraction.rules.lexicon import FULL_LEXICON, LABEL_RE, ROLE_WORDS
-from stages.extraction.rules.lines import LineBox, prepare_line, same_row
+from stages.extraction.rules.lines import LineBox, page_skew, prepare_line, same_row
 from stages.extraction.rules.wrapping import ends_no_value
+from stages.layout import deskew
 
 MAY_WRAP = ("policyholder_address",)  # fields whose value a line wrap can cut
 _HEADING = re.compile(r"[一二三四五六七八九十]+")  # a section's number on a line of its own
@@ -27,12 +28,13 @@ _DIGIT = re.compile(r"[0-9０-９]")
 _PLACE_END = re.compile(r"(?:大厦|中心|广场|大楼|花园|公寓|小区|家园|[苑园楼座院城村庄里弄巷街路道号室栋层])$")
 
 
-def _nearest_below(page: Sequence[TextLine], boxes: Sequence[LineBox], li: int, start: int) -> Optional[LineBox]:
-    """The box (of ``boxes``, the page's lines prepared) whose top is just below line ``li`` and whose left edge is
-    aligned with one of its margins."""
+def _nearest_below(page: Sequence[TextLine], boxes: Sequence[LineBox], li: int, start: int,
+                   skew: float) -> Optional[LineBox]:
+    """The box (of ``boxes``, the page's lines prepared with its skew undone) whose top is just below line ``li``
+    and whose left edge is aligned with one of its margins."""
     box, h = boxes[li], boxes[li].height
     chars = page[li].char_boxes()
-    margins = [float(chars[start][:, 0].min()) if start < len(chars) else box.x0, box.x0]
+    margins = [float(deskew(chars[start], skew)[:, 0].min()) if start < len(chars) else box.x0, box.x0]
     others = [b for b in _readable(page, boxes) if b.index != li]
     row = [b.x0 for b in others if same_row(box, b) and b.x0 < box.x0]
     if row:
@@ -92,8 +94,9 @@ def continuation_span(chars: Sequence[tuple[int, int, int]], lines: Sequence[Seq
         return None
     page, li, _ = chars[-1]
     start = min(c[2] for c in chars if c[:2] == (page, li))
-    boxes = [prepare_line(i, ln) for i, ln in enumerate(lines[page])]
-    below_box = _nearest_below(lines[page], boxes, li, start)
+    skew = page_skew(lines[page])
+    boxes = [prepare_line(i, ln, skew) for i, ln in enumerate(lines[page])]
+    below_box = _nearest_below(lines[page], boxes, li, start, skew)
     if below_box is None:
         return None
     text = below_box.raw

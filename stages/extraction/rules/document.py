@@ -7,14 +7,13 @@ from typing import Optional, Sequence
 
 from stages.extraction.rules.lexicon import FULL_LEXICON, Lexicon
 from stages.extraction.rules.lines import (
-    MAX_SKEW,
     UNKNOWN_LABEL_RE,
     UNKNOWN_LABEL_START_RE,
     LineBox,
     content_start,
     line_reading_order,
     merge_wrapped_labels,
-    points_of,
+    page_skew,
     prepare_line,
     split_at_gaps,
     split_glued_label,
@@ -22,7 +21,6 @@ from stages.extraction.rules.lines import (
 )
 from stages.extraction.rules.occurrences import LabelHit, find_label_hits
 from stages.extraction.rules.records import OcrLineLike
-from stages.layout import text_angle
 
 
 class PreparedDocument:
@@ -34,8 +32,7 @@ class PreparedDocument:
         self.today = today
         self.lexicon = lexicon
         pages = [int(getattr(ln, "page", 0) or 0) for ln in lines]
-        skew = {page: text_angle([points_of(ln) for ln, p in zip(lines, pages) if p == page], MAX_SKEW)
-                for page in set(pages)}
+        skew = {page: page_skew([ln for ln, p in zip(lines, pages) if p == page]) for page in set(pages)}
         boxes: list[LineBox] = []
         self.source: list[int] = []  # box index -> index of the input line it came from
         for i, (src, p) in enumerate(zip(lines, pages)):

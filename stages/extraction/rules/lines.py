@@ -12,7 +12,7 @@ from typing import Mapping, Optional, Sequence
 import numpy as np
 
 from stages.extraction.rules.records import OcrLineLike, SourceChar
-from stages.layout import Extent, RowBox, deskew, reading_order
+from stages.layout import Extent, RowBox, deskew, reading_order, text_angle
 
 MAX_SKEW = np.radians(15)  # a page whose text lies at a larger angle is read as it lies
 
@@ -48,6 +48,11 @@ class LineBox(Extent):
 def points_of(line: OcrLineLike) -> np.ndarray:
     """A line's polygon as an (N, 2) float array."""
     return np.asarray(line.polygon, dtype=np.float64).reshape(-1, 2)
+
+
+def page_skew(lines: Sequence[OcrLineLike]) -> float:
+    """The text angle (radians) of one page's lines, the angle :func:`prepare_line` undoes (0 beyond ``MAX_SKEW``)."""
+    return text_angle([points_of(ln) for ln in lines], MAX_SKEW)
 
 
 def normalized(raw: str) -> tuple[str, tuple[int, ...], str, tuple[int, ...]]:
