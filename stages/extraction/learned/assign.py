@@ -272,14 +272,18 @@ def consistent(chosen: dict[str, Candidate], cells: Optional[RoleCells] = None, 
     prem, total = _num(v.get("premium")), _num(v.get("sum_insured"))
     if prem is not None and total is not None and not prem < total:
         return False
-    insured, beneficiary = v.get("insured_name"), v.get("beneficiary_name")
-    if insured and beneficiary and insured == beneficiary:
-        return False  # a death benefit is never paid to the insured: the beneficiary is someone else
     ph_id, in_id = chosen.get("policyholder_id_number"), chosen.get("insured_id_number")
-    if ph_id is not None and in_id is not None and ph_id.value and ph_id.value == in_id.value and not ph_id.issues:
+    one_person = (ph_id is not None and in_id is not None and bool(ph_id.value) and ph_id.value == in_id.value
+                  and not ph_id.issues)  # one valid ID number: the policyholder insures themself
+    if one_person:
         a, b = v.get("policyholder_name"), v.get("insured_name")
         if a and b and a != b:
             return False
+    # the insured's name is the policyholder's where they are one person, printed under the insured's label or not
+    insured = v.get("insured_name") or (v.get("policyholder_name") if one_person else None)
+    beneficiary = v.get("beneficiary_name")
+    if insured and beneficiary and insured == beneficiary:
+        return False  # a death benefit is never paid to the insured: the beneficiary is someone else
     keys = list(chosen)
     pairs = ((added, b) for b in keys if b != added) if added is not None else (
         (a, b) for i, a in enumerate(keys) for b in keys[i + 1:])

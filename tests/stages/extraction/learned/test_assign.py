@@ -59,6 +59,17 @@ def test_the_beneficiary_is_not_the_insured() -> None:
     assert got["beneficiary_name"].candidate.value == "于哲"  # the policyholder may be the beneficiary
 
 
+def test_the_beneficiary_is_not_a_policyholder_who_insures_themself() -> None:
+    """One valid ID number for both: the insured is the policyholder, whether or not the insured's name is chosen,
+    so the policyholder's name cannot be the beneficiary's."""
+    pid = "110101199003074514"
+    scored = [_c("policyholder_id_number", pid, 1, 0.9999), _c("insured_id_number", pid, 4, 0.9999),
+              _c("policyholder_name", "罗嘉雨", 2, 0.9999), _c("beneficiary_name", "罗嘉雨", 5, 0.99)]
+    assert assign(scored)["beneficiary_name"] is None
+    other = [_c("insured_id_number", "110101198506061234", 4, 0.9999)]  # two people: the policyholder may benefit
+    assert assign(scored[:1] + other + scored[2:])["beneficiary_name"].candidate.value == "罗嘉雨"
+
+
 def test_absent_when_no_candidate_is_likely() -> None:
     got = assign([_c("premium", "1200.00", 1, 0.05)])
     assert got["premium"] is None
