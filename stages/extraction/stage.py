@@ -198,10 +198,11 @@ class ExtractionStage:
 
     def learned_decision(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page], today: date,
                          by_rules: Optional[RulesDecision] = None,
-                         ) -> tuple[dict[str, list[Proposal]], list[str], dict[str, float]]:
+                         ) -> tuple[dict[str, list[Proposal]], list[str], dict[str, float], frozenset[str]]:
         """The learned decision's candidate per field, the fields an adapted folder's refit scorer decides
         otherwise than the shipped scorer (another value, or empty against a value, or a value against empty), and
-        the shipped decision's vacant P of the fields left empty (``learned.extract.Decided``).
+        the shipped decision's vacant P of the fields left empty and its empty amount fields beside an amount no
+        field took (``learned.extract.Decided``).
         Where both decide the same value (the same span, or another printing of the same normalized value), the
         shipped scorer's candidate (its span and P) stands, so the shipped calibration, fitted on that P, still
         holds; the others are uncalibrated (docs/adaptation.md). The refit scorer decides only documents that print
@@ -213,7 +214,7 @@ class ExtractionStage:
         dc = self.learned_document(lines, pages, today, by_rules)
         shipped = decide(dc, self.scorer, self.carried)
         if self.refit is None or not self.prints_learned(lines):
-            return shipped.fields, [], shipped.vacant
+            return shipped.fields, [], shipped.vacant, shipped.unclaimed
         refit = decide(dc, self.refit, self.carried).fields
         out, otherwise = {}, []
         for key in sorted(set(shipped.fields) | set(refit)):
@@ -224,7 +225,8 @@ class ExtractionStage:
             otherwise.append(key)
             if r is not None:
                 out[key] = r
-        return out, otherwise, {k: p for k, p in shipped.vacant.items() if k not in out}
+        return (out, otherwise, {k: p for k, p in shipped.vacant.items() if k not in out},
+                frozenset(k for k in shipped.unclaimed if k not in out))
 
     def prints_learned(self, lines: Sequence[Sequence[TextLine]]) -> bool:
         """Whether the document prints one of the adapted folder's learned wordings: it is of a form the corrections
@@ -239,14 +241,14 @@ class ExtractionStage:
         """The learned decision's fields; where the rules' own decision outputs the same value, its calibrated
         confidence holds for that field as well (stages/extraction/learned/confidence.py)."""
         by_rules = self.rules_decision(lines, today)  # decided once: the learned one's candidates, and its peer
-        cands, otherwise, vacant = self.learned_decision(lines, pages, today, by_rules)
+        cands, otherwise, vacant, unclaimed = self.learned_decision(lines, pages, today, by_rules)
         decisions = self.assembler.decisions(cands, lines, today)
         fields, reasons, diagnostics = self.assembler.assemble(cands, lines, today, flag_disagreement=(),
                                                                decisions=decisions)
         calibrators = self.assembler.calibrators
         if "learned" in calibrators and "rules" in calibrators:  # else uncalibrated:learned, or learned P alone
             fields, reasons, diagnostics = self._with_rules_agreement(cands, decisions, fields, lines, pages, today,
-                                                                      vacant, by_rules)
+                                                                      vacant, unclaimed, by_rules)
         diagnostics["vacant"] = {k: round(p, 6) for k, p in vacant.items()}
         if self.refit is not None:
             diagnostics["adapted_scorer"] = {"decided_otherwise": otherwise}
@@ -255,11 +257,12 @@ class ExtractionStage:
     def _with_rules_agreement(self, cands: dict[str, list[Proposal]], decisions: dict[str, Optional[Decision]],
                               fields: dict[str, Any],
                               lines: Sequence[Sequence[TextLine]], pages: Sequence[Page],
-                              today: date, vacant: dict[str, float],
+                              today: date, vacant: dict[str, float], unclaimed: frozenset[str],
                               by_rules: RulesDecision) -> tuple[dict[str, Any], list[str], dict[str, Any]]:
         """The learned decisions assembled again, with the confidence of a value the rules' own decision shares
         from the learned calibration's map for shared values, and P(really absent) of the empty fields from their
-        vacant P (stages/extraction/learned/confidence.py)."""
+        vacant P and whether they are more likely misread than absent: a label of theirs printed, a date that does
+        not read, an amount no field took (``unclaimed``) (stages/extraction/learned/confidence.py)."""
         from stages.extraction.learned.confidence import AgreementCalibrator, RulesView, agreement, document_capture
         from stages.extraction.learned.extract import labelled_fields, misread_likely
 
@@ -272,7 +275,7 @@ class ExtractionStage:
         capture = document_capture({p.capture for p in pages})
         texts = [ln.text for page in lines for ln in page]
         labelled = labelled_fields(texts, self.document_lexicon(texts))
-        doubted = misread_likely(labelled, texts, today)
+        doubted = misread_likely(labelled, texts, today) | unclaimed
         assembler = copy.copy(self.assembler)  # the same decisions, confidence from both calibrators
         assembler.calibrators = {**calibrators, "learned": AgreementCalibrator(calibrators["learned"], agree, rules_found,
                                                                                vacant, capture, captures,

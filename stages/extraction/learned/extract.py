@@ -14,6 +14,7 @@ import numpy as np
 from stages.contracts.fields import FIELD_KEYS
 from stages.contracts.types import TextLine
 from stages.extraction.decisions import Proposal
+from stages.extraction.field_specs import FIELDS
 from stages.extraction.label_similarity import best_similarity
 from stages.extraction.learned.assign import RoleCells, Scored, assign, consistent, role_cells
 from stages.extraction.learned.candidates import Candidate, DocLines, merge, rule_candidates
@@ -87,6 +88,8 @@ class Decided:
 
     fields: dict[str, list[Proposal]]
     vacant: dict[str, float]
+    # the empty amount fields beside an amount printed alone in its box that no field took (:func:`unclaimed_amounts`)
+    unclaimed: frozenset[str] = frozenset()
 
 
 def vacant_p(scored: Sequence[Scored], chosen: dict[str, Candidate], cells: RoleCells) -> dict[str, float]:
@@ -118,6 +121,8 @@ def _freed(c: Candidate, rivals: Mapping[str, Sequence[Candidate]], chosen: dict
                                           for r in rivals.get(other, ()))
                for other, held in chosen.items())
 
+
+_DECOR = re.compile(r"[\s,，.¥￥$元圆整]|RMB|人民币")  # what prints around an amount in its box
 
 # What may follow a label that introduces its value: a separator, the value itself (a digit, a currency sign, a
 # bracket), or a connective of a narrative sentence (保险费为…, 保险期间自…).
@@ -225,4 +230,34 @@ def decide(dc: DocumentCandidates, scorer: Scorer, carried: frozenset[str] = fro
         out[key] = [Proposal(key, c.text, c.chars, round(s.p, 4), "learned", how,
                              len(others), round(s.p - max(others), 4) if others else 1.0,
                              Normalized(c.value, reading_issues(c, dc.candidates)), c.read_as)]
-    return Decided(out, vacant_p(scored, {k: s.candidate for k, s in chosen.items()}, dc.cells))
+    picked = {k: s.candidate for k, s in chosen.items()}
+    return Decided(out, vacant_p(scored, picked, dc.cells), unclaimed_amounts(dc, picked))
+
+
+def unclaimed_amounts(dc: DocumentCandidates, chosen: Mapping[str, Candidate]) -> frozenset[str]:
+    """The amount fields left empty while the page prints a valid amount alone in its box (a table cell or a value
+    after its label, not a figure inside a sentence) whose characters no chosen field holds: a policy prints its sum
+    insured and its premium, so the amount left over is more likely the empty field's, under a wording that misled
+    the assignment (缴费金额 taken for the sum insured, the sum itself left over), than the field is absent."""
+    empty = [k for k in FIELD_KEYS if FIELDS[k].kind == "amount" and k not in chosen]
+    if not empty:
+        return frozenset()
+    held = frozenset().union(*(c.span for c in chosen.values())) if chosen else frozenset()
+    # another printing of a chosen amount (its figures beside its capital form: 壹拾万元整（小写：￥100,000.00）) is
+    # no amount left over
+    amounts = [c for k, c in chosen.items() if FIELDS[k].kind == "amount"]
+    values, rows = {c.value for c in amounts}, {ref[:2] for c in amounts for ref in c.chars}
+    lone = any(c.value is not None and not c.issues and FIELDS[c.key].kind == "amount" and not (c.span & held)
+               and c.value not in values and c.chars[0][:2] not in rows and _alone(dc, c) for c in dc.candidates)
+    return frozenset(empty) if lone else frozenset()
+
+
+def _alone(dc: DocumentCandidates, c: Candidate) -> bool:
+    """Whether ``c``'s characters are all of its line's text after a label's colon, but spaces, separators, a
+    currency sign and a unit."""
+    (p, li, c0), n = c.chars[0], len(c.chars)
+    if any(ref[:2] != (p, li) for ref in c.chars):
+        return False
+    text = dc.doc.line(c.chars[0]).text
+    colon = max(text.rfind(":", 0, c0), text.rfind("：", 0, c0))
+    return len(_DECOR.sub("", text[colon + 1:])) <= n

@@ -1,16 +1,22 @@
 """The vacant P of a field the learned decision leaves empty: the best candidate the rest of the assignment leaves
 room for, not one whose span or value another field holds unless that field's own rival would free it; the fields whose label a document prints, known to the
-lexicon or like enough its labels, and the dates of a page where one does not read; a value's reading issues."""
+lexicon or like enough its labels, and the dates of a page where one does not read; the empty amount fields beside an
+amount no field took; a value's reading issues."""
 from __future__ import annotations
 
+import re
 from datetime import date
+
+import numpy as np
 
 from stages.contracts.fields import FIELD_KEYS
 from stages.extraction.label_similarity import best_similarity
 from stages.extraction.learned.assign import RoleCells, Scored
-from stages.extraction.learned.candidates import Candidate
-from stages.extraction.learned.extract import LABELLED_LIKE, labelled_fields, misread_likely, reading_issues, vacant_p
+from stages.extraction.learned.candidates import Candidate, DocLines
+from stages.extraction.learned.extract import (LABELLED_LIKE, DocumentCandidates, labelled_fields, misread_likely,
+                                               reading_issues, unclaimed_amounts, vacant_p)
 from stages.extraction.rules.lexicon import FULL_LEXICON, build_lexicon, extend_lexicon, withheld_lexicon
+from tests.stages.extraction.learned.helpers import line
 
 TODAY = date(2026, 12, 1)
 
@@ -131,3 +137,30 @@ def test_a_period_given_as_a_term_prints_no_expiry_date() -> None:
         assert "effective_date" in got and "expiry_date" not in got, text
     for text in ("保险期间：自2020年1月1日零时起至2021年1月1日二十四时止", "保险期间", "保障期限：至80周岁 缴费期间：20年"):
         assert {"effective_date", "expiry_date"} <= labelled_fields([text], FULL_LEXICON), text
+
+
+def _amounts(texts: list[str], taken: dict[str, int]) -> frozenset[str]:
+    """:func:`unclaimed_amounts` of a page of ``texts`` (one line each) whose every figure is a candidate for both
+    amount fields, with ``taken`` (field -> line) chosen."""
+    doc = DocLines.build([[line(t, 50, 100 + 40 * i) for i, t in enumerate(texts)]], [(1000.0, 1400.0)])
+    cands = []
+    for li, t in enumerate(texts):
+        m = re.search(r"[0-9][0-9,.]*", t)
+        if m is not None:
+            chars = tuple((0, li, i) for i in range(m.start(), m.end()))
+            cands += [Candidate(k, m.group(), chars, m.group().replace(",", ""), (), "detector", "amount")
+                      for k in ("sum_insured", "premium")]
+    chosen = {k: next(c for c in cands if c.key == k and c.chars[0][1] == li) for k, li in taken.items()}
+    return unclaimed_amounts(DocumentCandidates(doc, cands, np.zeros((len(cands), 1)), FULL_LEXICON), chosen)
+
+
+def test_an_amount_alone_in_its_box_that_no_field_took_makes_an_empty_amount_field_likely_misread() -> None:
+    # 缴费金额 taken for the sum insured: the sum itself, 5000032.87 under 最高赔偿限额, is left over
+    page = ["缴费金额", "187340.00元", "最高赔偿限额", "5000032.87"]
+    assert _amounts(page, {"sum_insured": 1}) == {"premium"}
+    assert _amounts(["最高赔偿限额：RMB 5,000,032.87", "缴费金额：187340.00元"], {"sum_insured": 1}) == {"premium"}
+    assert _amounts(page, {"sum_insured": 3, "premium": 1}) == frozenset()  # both found
+    assert _amounts(["本期保费：1,200.00元", "总保额：100,000.00"], {"premium": 0}) == {"sum_insured"}
+    # a figure inside a sentence, or another printing of a chosen amount, is no amount left over
+    assert _amounts(["总保额：100,000.00", "小写：100,000.00"], {"sum_insured": 0}) == frozenset()
+    assert _amounts(["保险金额：500000元", "本条款最高给付4,471元。"], {"sum_insured": 0}) == frozenset()
