@@ -1,18 +1,26 @@
 """Whether a value may have lost characters at its line's end: the value runs to the end of its line and the line's
 box reaches on more than a character's width past the centre of its last read character, room in which the
-recognizer read nothing (a character half cut by the crop, or faded), so the document goes to review
+recognizer read nothing (a character half cut by the crop, or faded), or the detector split the printed line there,
+so that a box of text no field holds touches it on its row (智选两全保险 | （分红型）). The document goes to review
 (``may_be_cut:<field>``, docs/confidence.md). What was read is read right, so no calibrator sees the loss."""
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Collection, Optional, Sequence
 
 import numpy as np
 
 from stages.contracts.types import TextLine
+from stages.extraction.rules.lexicon import LABEL_RE
+from stages.extraction.rules.lines import page_skew, points_of
+from stages.layout import deskew
 
 # room past the last character's centre, in line heights, beyond which a character may be unread: a read line ends
 # about 0.6 heights past it (its right half and the box's margin); a CJK character's pitch is about 0.8 heights
 ROOM_LIMIT = 1.0
+# the widest gap, in line heights, between a line's box and the next box on its row that still reads as one printed
+# line split in two: less than a character's pitch (table cells and a label's value stand farther apart)
+TOUCHING = 0.5
+_COLON = ":："
 
 
 def room_after(line: TextLine, index: int) -> Optional[float]:
@@ -43,9 +51,50 @@ def ending_line(chars: Sequence[tuple[int, int, int]], lines: Sequence[Sequence[
     return None if line.text[end + 1:].strip() else (line, end)
 
 
-def may_be_cut(chars: Sequence[tuple[int, int, int]], lines: Sequence[Sequence[TextLine]]) -> bool:
+def may_be_cut(chars: Sequence[tuple[int, int, int]], lines: Sequence[Sequence[TextLine]],
+               claimed: Collection[str] = (), extents: Optional[dict[int, np.ndarray]] = None) -> bool:
     """Whether the value whose characters are ``chars`` ends its line with more than ``ROOM_LIMIT`` line heights
-    of its box left unread."""
+    of its box left unread, or with a box touching its line on its row (:func:`touching_right`) that is no label
+    (no colon, no label word at its start) and none of ``claimed`` (other fields' values). ``extents``: a cache of
+    the pages' deskewed line extents, shared by the calls for one document's fields."""
     ending = ending_line(chars, lines)
-    room = room_after(*ending) if ending is not None else None
-    return room is not None and room > ROOM_LIMIT
+    if ending is None:
+        return False
+    room = room_after(*ending)
+    if room is not None and room > ROOM_LIMIT:
+        return True
+    page = chars[-1][0]
+    if extents is None:
+        extents = {}
+    if page not in extents:
+        extents[page] = line_extents(lines[page])
+    right = (touching_right(lines[page], chars[-1][1], extents[page]) or "").strip()
+    # a label (its colon, a known label word) starts the next field, and another field's value is that field's
+    return (right != "" and not any(c in right for c in _COLON) and LABEL_RE.match(right) is None
+            and not any(right in t for t in claimed if t))
+
+
+def line_extents(page: Sequence[TextLine]) -> np.ndarray:
+    """(N, 4) x0, y0, x1, y1 of each line of a page in its deskewed frame (:func:`~stages.extraction.rules.lines.
+    page_skew`)."""
+    skew = page_skew(page)
+    out = np.zeros((len(page), 4), np.float64)
+    for i, ln in enumerate(page):
+        p = deskew(points_of(ln), skew)
+        out[i] = (p[:, 0].min(), p[:, 1].min(), p[:, 0].max(), p[:, 1].max())
+    return out
+
+
+def touching_right(page: Sequence[TextLine], li: int, extents: np.ndarray) -> Optional[str]:
+    """The text of the box that follows line ``li`` on its row (vertical extents overlapping by half the smaller
+    height) within ``TOUCHING`` line heights: its left edge up to that far right of the line's right edge, or
+    overlapping it. ``extents``: the page's :func:`line_extents`. None where there is none or the line is
+    vertical."""
+    if page[li].vertical:
+        return None
+    x0, y0, x1, y1 = extents[li]
+    h = max(y1 - y0, 1.0)
+    near = [(ex[0], j) for j, ex in enumerate(extents) if j != li and not page[j].vertical and x0 < ex[0]
+            and ex[0] - x1 <= TOUCHING * h
+            and min(y1, ex[3]) - max(y0, ex[1]) >= 0.5 * min(h, max(ex[3] - ex[1], 1.0))]
+    return page[min(near)[1]].text if near else None

@@ -1,5 +1,6 @@
 """A value that ends its line, whose box reaches on more than a character past its last read character, may have
-lost characters there; a box that ends just after it, a value inside its line or a vertical line is no such case."""
+lost characters there, and so may one whose line a box of text no field holds touches on its row; a box that ends just
+after it, a value inside its line or a vertical line is no such case."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -43,3 +44,20 @@ def test_what_is_no_cut() -> None:
     assert not may_be_cut(_chars(), [[_with_room(LABEL + ADDRESS + "室  电话", ROOM_LIMIT + 0.4)]])  # text follows it
     assert not may_be_cut([], [[_with_room(LABEL + ADDRESS, 2.0)]])
     assert not may_be_cut(_chars(), [[replace(_with_room(LABEL + ADDRESS, 2.0), vertical=True)]])
+
+
+def test_a_box_touching_the_value_on_its_row_may_hold_its_end() -> None:
+    """The detector split one printed line in two (智选两全保险 | （分红型））: the box right after the value's, on its
+    row and less than a character's pitch away, may be the rest of the value, unless another field holds it."""
+    product = line("智选两全保险", 82, 898)  # 6 characters of 20 px: the box ends at x = 202
+    assert may_be_cut([(0, 0, i) for i in range(6)], [[product, line("（分红型）", 200, 899)]])
+    assert may_be_cut([(0, 0, i) for i in range(6)], [[product, line("（分红型）", 210, 899)]])  # 0.33 heights apart
+    amount = line("¥150,000.00", 369, 898)  # the next cell, 7 heights away
+    assert not may_be_cut([(0, 0, i) for i in range(6)], [[product, amount]])
+    below = line("（分红型）", 200, 940)  # on the next row
+    assert not may_be_cut([(0, 0, i) for i in range(6)], [[product, below]])
+    held = line("150000元", 205, 898)  # another field's value
+    assert not may_be_cut([(0, 0, i) for i in range(6)], [[product, held]], claimed=["150000元"])
+    assert may_be_cut([(0, 0, i) for i in range(6)], [[product, held]])
+    assert not may_be_cut([(0, 0, i) for i in range(6)], [[product, line("满期日期：", 200, 898)]])  # the next label
+    assert not may_be_cut([(0, 0, i) for i in range(6)], [[product, line("（小写：￥50,000.00）", 200, 898)]])
