@@ -1,8 +1,8 @@
 """Whether a value may have lost characters at its line's end: the value runs to the end of its line and the line's
 box reaches on more than a character's width past the centre of its last read character, room in which the
 recognizer read nothing (a character half cut by the crop, or faded), or the detector split the printed line there,
-so that a box of text no field holds touches it on its row (智选两全保险 | （分红型）). The document goes to review
-(``may_be_cut:<field>``, docs/confidence.md). What was read is read right, so no calibrator sees the loss."""
+so that a bracket's text that no field holds touches it on its row (智选两全保险 | （分红型）). The document goes
+to review (``may_be_cut:<field>``, docs/confidence.md). What was read is read right, so no calibrator sees the loss."""
 from __future__ import annotations
 
 from typing import Collection, Optional, Sequence
@@ -18,9 +18,12 @@ from stages.layout import deskew
 # about 0.6 heights past it (its right half and the box's margin); a CJK character's pitch is about 0.8 heights
 ROOM_LIMIT = 1.0
 # the widest gap, in line heights, between a line's box and the next box on its row that still reads as one printed
-# line split in two: less than a character's pitch (table cells and a label's value stand farther apart)
+# line split in two: less than a character's pitch (a dense table's cells may stand as close, so only a box that
+# opens a bracket counts: _OPENING)
 TOUCHING = 0.5
 _COLON = ":："
+# what opens a bracketed qualifier of the text before it (智选两全保险 | （分红型）)
+_OPENING = tuple("（(【[〔")
 
 
 def room_after(line: TextLine, index: int) -> Optional[float]:
@@ -54,9 +57,10 @@ def ending_line(chars: Sequence[tuple[int, int, int]], lines: Sequence[Sequence[
 def may_be_cut(chars: Sequence[tuple[int, int, int]], lines: Sequence[Sequence[TextLine]],
                claimed: Collection[str] = (), extents: Optional[dict[int, np.ndarray]] = None) -> bool:
     """Whether the value whose characters are ``chars`` ends its line with more than ``ROOM_LIMIT`` line heights
-    of its box left unread, or with a box touching its line on its row (:func:`touching_right`) that is no label
-    (no colon, no label word at its start) and none of ``claimed`` (other fields' values). ``extents``: a cache of
-    the pages' deskewed line extents, shared by the calls for one document's fields."""
+    of its box left unread, or with a box touching its line on its row (:func:`touching_right`) that opens a
+    bracket and is no label (no colon, no label word after the bracket) and none of ``claimed`` (other fields'
+    values). ``extents``: a cache of the pages' deskewed line extents, shared by the calls for one document's
+    fields."""
     ending = ending_line(chars, lines)
     if ending is None:
         return False
@@ -69,8 +73,9 @@ def may_be_cut(chars: Sequence[tuple[int, int, int]], lines: Sequence[Sequence[T
     if page not in extents:
         extents[page] = line_extents(lines[page])
     right = (touching_right(lines[page], chars[-1][1], extents[page]) or "").strip()
+    # only a bracket's opening goes on the text before it: a dense table's next cell may touch a value too (fs_columns);
     # a label (its colon, a known label word) starts the next field, and another field's value is that field's
-    return (right != "" and not any(c in right for c in _COLON) and LABEL_RE.match(right) is None
+    return (right[:1] in _OPENING and not any(c in right for c in _COLON) and LABEL_RE.match(right[1:]) is None
             and not any(right in t for t in claimed if t))
 
 

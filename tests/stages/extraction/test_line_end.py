@@ -47,8 +47,9 @@ def test_what_is_no_cut() -> None:
 
 
 def test_a_box_touching_the_value_on_its_row_may_hold_its_end() -> None:
-    """The detector split one printed line in two (智选两全保险 | （分红型））: the box right after the value's, on its
-    row and less than a character's pitch away, may be the rest of the value, unless another field holds it."""
+    """The detector split one printed line in two (智选两全保险 | （分红型））: the box that opens a bracket right after
+    the value's, on its row and less than a character's pitch away, may be the rest of the value, unless another
+    field holds it or it is a label."""
     product = line("智选两全保险", 82, 898)  # 6 characters of 20 px: the box ends at x = 202
     assert may_be_cut([(0, 0, i) for i in range(6)], [[product, line("（分红型）", 200, 899)]])
     assert may_be_cut([(0, 0, i) for i in range(6)], [[product, line("（分红型）", 210, 899)]])  # 0.33 heights apart
@@ -56,8 +57,11 @@ def test_a_box_touching_the_value_on_its_row_may_hold_its_end() -> None:
     assert not may_be_cut([(0, 0, i) for i in range(6)], [[product, amount]])
     below = line("（分红型）", 200, 940)  # on the next row
     assert not may_be_cut([(0, 0, i) for i in range(6)], [[product, below]])
-    held = line("150000元", 205, 898)  # another field's value
-    assert not may_be_cut([(0, 0, i) for i in range(6)], [[product, held]], claimed=["150000元"])
+    held = line("（150000元）", 205, 898)  # another field's value
+    assert not may_be_cut([(0, 0, i) for i in range(6)], [[product, held]], claimed=["（150000元）"])
     assert may_be_cut([(0, 0, i) for i in range(6)], [[product, held]])
+    # a dense table's next cell may touch a value, or overlap it: only a bracket's opening goes on the text before it
+    assert not may_be_cut([(0, 0, i) for i in range(6)], [[product, line("20年", 205, 898)]])
+    assert not may_be_cut([(0, 0, i) for i in range(6)], [[product, line("￥4,065.40", 195, 898)]])
     assert not may_be_cut([(0, 0, i) for i in range(6)], [[product, line("满期日期：", 200, 898)]])  # the next label
     assert not may_be_cut([(0, 0, i) for i in range(6)], [[product, line("（小写：￥50,000.00）", 200, 898)]])
