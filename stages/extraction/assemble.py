@@ -282,6 +282,6 @@ def _line_end_reasons(fields: Mapping[str, Any], decisions: Mapping[str, Optiona
         if continuation_below(found[key].proposal.chars, lines, claimed) is not None:
             wrapped.append(f"{MAY_CONTINUE}:{key}")
     texts = {k: f.get("text") for k, f in fields.items() if f is not None}
-    extents: dict = {}  # per page, its lines' deskewed extents (line_end.line_extents), computed once
+    boxes: dict = {}  # per page, its deskewed boxes (rules.lines.page_boxes), computed once
     return wrapped + [f"{MAY_BE_CUT}:{k}" for k, d in found.items()
-                      if may_be_cut(d.proposal.chars, lines, [t for o, t in texts.items() if o != k and t], extents)]
+                      if may_be_cut(d.proposal.chars, lines, [t for o, t in texts.items() if o != k and t], boxes)]

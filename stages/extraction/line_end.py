@@ -11,8 +11,7 @@ import numpy as np
 
 from stages.contracts.types import TextLine
 from stages.extraction.rules.lexicon import LABEL_RE
-from stages.extraction.rules.lines import page_skew, points_of
-from stages.layout import deskew
+from stages.extraction.rules.lines import LineBox, page_boxes, same_row
 
 # room past the last character's centre, in line heights, beyond which a character may be unread: a read line ends
 # about 0.6 heights past it (its right half and the box's margin); a CJK character's pitch is about 0.8 heights
@@ -55,12 +54,12 @@ def ending_line(chars: Sequence[tuple[int, int, int]], lines: Sequence[Sequence[
 
 
 def may_be_cut(chars: Sequence[tuple[int, int, int]], lines: Sequence[Sequence[TextLine]],
-               claimed: Collection[str] = (), extents: Optional[dict[int, np.ndarray]] = None) -> bool:
+               claimed: Collection[str] = (), boxes: Optional[dict[int, list[LineBox]]] = None) -> bool:
     """Whether the value whose characters are ``chars`` ends its line with more than ``ROOM_LIMIT`` line heights
     of its box left unread, or with a box touching its line on its row (:func:`touching_right`) that opens a
     bracket and is no label (no colon, no label word after the bracket) and none of ``claimed`` (other fields'
-    values). ``extents``: a cache of the pages' deskewed line extents, shared by the calls for one document's
-    fields."""
+    values). ``boxes``: a cache of the pages' deskewed boxes (``rules.lines.page_boxes``), shared by the calls for
+    one document's fields."""
     ending = ending_line(chars, lines)
     if ending is None:
         return False
@@ -68,38 +67,24 @@ def may_be_cut(chars: Sequence[tuple[int, int, int]], lines: Sequence[Sequence[T
     if room is not None and room > ROOM_LIMIT:
         return True
     page = chars[-1][0]
-    if extents is None:
-        extents = {}
-    if page not in extents:
-        extents[page] = line_extents(lines[page])
-    right = (touching_right(lines[page], chars[-1][1], extents[page]) or "").strip()
+    if boxes is None:
+        boxes = {}
+    if page not in boxes:
+        boxes[page] = page_boxes(lines[page])
+    right = (touching_right(lines[page], chars[-1][1], boxes[page]) or "").strip()
     # only a bracket's opening goes on the text before it: a dense table's next cell may touch a value too (fs_columns);
     # a label (its colon, a known label word) starts the next field, and another field's value is that field's
     return (right[:1] in _OPENING and not any(c in right for c in _COLON) and LABEL_RE.match(right[1:]) is None
             and not any(right in t for t in claimed if t))
 
 
-def line_extents(page: Sequence[TextLine]) -> np.ndarray:
-    """(N, 4) x0, y0, x1, y1 of each line of a page in its deskewed frame (:func:`~stages.extraction.rules.lines.
-    page_skew`)."""
-    skew = page_skew(page)
-    out = np.zeros((len(page), 4), np.float64)
-    for i, ln in enumerate(page):
-        p = deskew(points_of(ln), skew)
-        out[i] = (p[:, 0].min(), p[:, 1].min(), p[:, 0].max(), p[:, 1].max())
-    return out
-
-
-def touching_right(page: Sequence[TextLine], li: int, extents: np.ndarray) -> Optional[str]:
-    """The text of the box that follows line ``li`` on its row (vertical extents overlapping by half the smaller
-    height) within ``TOUCHING`` line heights: its left edge up to that far right of the line's right edge, or
-    overlapping it. ``extents``: the page's :func:`line_extents`. None where there is none or the line is
-    vertical."""
+def touching_right(page: Sequence[TextLine], li: int, boxes: Sequence[LineBox]) -> Optional[str]:
+    """The text of the box that follows line ``li`` on its row (``same_row``) within ``TOUCHING`` line heights: its
+    left edge up to that far right of the line's right edge, or overlapping it. ``boxes``: the page's
+    ``page_boxes``. None where there is none or the line is vertical."""
     if page[li].vertical:
         return None
-    x0, y0, x1, y1 = extents[li]
-    h = max(y1 - y0, 1.0)
-    near = [(ex[0], j) for j, ex in enumerate(extents) if j != li and not page[j].vertical and x0 < ex[0]
-            and ex[0] - x1 <= TOUCHING * h
-            and min(y1, ex[3]) - max(y0, ex[1]) >= 0.5 * min(h, max(ex[3] - ex[1], 1.0))]
+    box = boxes[li]
+    near = [(b.x0, b.index) for b in boxes if b.index != li and not page[b.index].vertical and box.x0 < b.x0
+            and b.x0 - box.x1 <= TOUCHING * box.height and same_row(box, b)]
     return page[min(near)[1]].text if near else None

@@ -12,7 +12,7 @@ from stages.extraction.label_similarity import LABEL_LIKE, label_likeness
 from stages.extraction.learned.detectors import SEGMENT_RE
 from stages.extraction.line_end import ending_line
 from stages.extraction.rules.lexicon import FULL_LEXICON, LABEL_RE, ROLE_WORDS
-from stages.extraction.rules.lines import LineBox, page_skew, prepare_line, same_row
+from stages.extraction.rules.lines import LineBox, page_boxes, page_skew, same_row
 from stages.extraction.rules.wrapping import ends_no_value
 from stages.layout import deskew
 
@@ -95,7 +95,7 @@ def continuation_span(chars: Sequence[tuple[int, int, int]], lines: Sequence[Seq
     page, li, _ = chars[-1]
     start = min(c[2] for c in chars if c[:2] == (page, li))
     skew = page_skew(lines[page])
-    boxes = [prepare_line(i, ln, skew) for i, ln in enumerate(lines[page])]
+    boxes = page_boxes(lines[page], skew)
     below_box = _nearest_below(lines[page], boxes, li, start, skew)
     if below_box is None:
         return None

@@ -20,7 +20,7 @@ from stages.contracts.types import TextLine
 from stages.extraction.learned.candidates import Candidate, CharRef, DocLines
 from stages.extraction.learned.features import ROLE_OF
 from stages.extraction.rules.lexicon import ALL_ATTR_WORDS, ATTR_QUALIFIERS, ROLE_WORDS, Lexicon
-from stages.extraction.rules.lines import LineBox, merge_wrapped_labels, page_skew, prepare_line, same_row
+from stages.extraction.rules.lines import LineBox, merge_wrapped_labels, page_boxes, same_row
 from stages.postprocess.values import id_birth_date
 
 TOP_K = 5  # candidates per field the search considers (distinct value and span), besides "no value"
@@ -185,8 +185,8 @@ def role_cells(doc: DocLines, lexicon: Lexicon) -> RoleCells:
     for p, page_lines in by_page.items():
         # a label wrapped inside its cell (身故保险金受益 / 人：) names its role over its whole extent; only a role
         # cell read whole on its line heads a row or column
-        skew = page_skew([ln for _, ln in page_lines])  # rows and columns are read with the page's skew undone
-        boxes = [replace(prepare_line(k, ln, skew), page=p) for k, (_, ln) in enumerate(page_lines)]
+        # rows and columns are read with the page's skew undone
+        boxes = [replace(b, page=p) for b in page_boxes([ln for _, ln in page_lines])]
         horizontal[p] = [replace(b, index=li) for b, (li, ln) in zip(boxes, page_lines) if not ln.vertical]
         merged, absorbed = merge_wrapped_labels(boxes, lexicon.pattern)
         head_of = {o[0]: h.index for h in merged if h.index not in absorbed for o in h.origin}

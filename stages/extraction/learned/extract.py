@@ -242,7 +242,7 @@ def unclaimed_amounts(dc: DocumentCandidates, chosen: Mapping[str, Candidate]) -
     empty = [k for k in FIELD_KEYS if FIELDS[k].kind == "amount" and k not in chosen]
     if not empty:
         return frozenset()
-    held = frozenset().union(*(c.span for c in chosen.values())) if chosen else frozenset()
+    held = frozenset().union(*(c.span for c in chosen.values()))
     # another printing of a chosen amount (its figures beside its capital form: 壹拾万元整（小写：￥100,000.00）) is
     # no amount left over
     amounts = [c for k, c in chosen.items() if FIELDS[k].kind == "amount"]

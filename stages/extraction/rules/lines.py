@@ -55,6 +55,13 @@ def page_skew(lines: Sequence[OcrLineLike]) -> float:
     return text_angle([points_of(ln) for ln in lines], MAX_SKEW)
 
 
+def page_boxes(lines: Sequence[OcrLineLike], skew: Optional[float] = None) -> list[LineBox]:
+    """One page's lines as boxes in its deskewed frame (``skew``, :func:`page_skew` where not given), each indexed
+    by its place on the page."""
+    angle = page_skew(lines) if skew is None else skew
+    return [prepare_line(i, ln, angle) for i, ln in enumerate(lines)]
+
+
 def normalized(raw: str) -> tuple[str, tuple[int, ...], str, tuple[int, ...]]:
     """``raw`` as NFKC text (character by character) with each character's index in ``raw``, and as compact text
     (whitespace removed) with each character's index in the NFKC text: a :class:`LineBox`'s ``norm``,

@@ -3,12 +3,10 @@ label (or a wording like one), a role word, a heading, another field's value or 
 continuation."""
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
 from stages.extraction.wrap import continuation_below
-from tests.stages.extraction.learned.helpers import line
+from tests.stages.extraction.learned.helpers import line, tilted
 
 LABEL = "住址："
 ADDRESS = "四川省成都市武侯区人民路652号和谐家园10栋6单"
@@ -80,12 +78,6 @@ def test_a_continuation_on_a_skewed_page_is_read_with_the_skew_undone() -> None:
     below, set back to the line's start, lies level with that box's bottom in page pixels but just below the
     address once the page's skew is undone."""
     turn = np.radians(4)
-    page = [_tilted(ln, turn) for ln in _page("元1702室", x=50.0)[0]]
+    page = [tilted(ln, turn) for ln in _page("元1702室", x=50.0)[0]]
     assert continuation_below(_chars(), [page], ()) == "元1702室"
-    assert continuation_below(_chars(), [[_tilted(ln, turn) for ln in _page("元1702室", x=600.0)[0]]], ()) is None
-
-
-def _tilted(ln, angle: float):
-    c, s = np.cos(angle), np.sin(angle)
-    p = np.asarray(ln.polygon, np.float32)
-    return replace(ln, polygon=np.stack([p[:, 0] * c - p[:, 1] * s, p[:, 0] * s + p[:, 1] * c], 1).astype(np.float32))
+    assert continuation_below(_chars(), [[tilted(ln, turn) for ln in _page("元1702室", x=600.0)[0]]], ()) is None

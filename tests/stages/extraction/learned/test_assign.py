@@ -10,7 +10,7 @@ from stages.extraction.learned.assign import (ABSENT_ODDS, CARRIED_P, Scored, as
                                               role_word)
 from stages.extraction.learned.candidates import Candidate, DocLines
 from stages.extraction.rules.lexicon import FULL_LEXICON
-from tests.stages.extraction.learned.helpers import line
+from tests.stages.extraction.learned.helpers import line, tilted
 
 
 def _c(key: str, value: str, line: int, p: float, start: int = 0) -> Scored:
@@ -285,20 +285,13 @@ def test_a_label_read_apart_from_its_value_gives_its_role_word() -> None:
     assert (0, 4, 0) not in words  # 缔约方：'s value is empty; 寄达处： is a label of its own
 
 
-def _tilted(ln, angle: float):
-    """``ln`` with its polygon turned by ``angle`` (radians) about the page's origin, as a skewed scan prints it."""
-    c, s = np.cos(angle), np.sin(angle)
-    p = np.asarray(ln.polygon, np.float32)
-    return replace(ln, polygon=np.stack([p[:, 0] * c - p[:, 1] * s, p[:, 0] * s + p[:, 1] * c], 1).astype(np.float32))
-
-
 def test_role_words_are_read_on_a_skewed_page_as_printed() -> None:
     """A fax turned 3 degrees: each value far right of its label lies a row higher in page pixels than the label
     (label rows 40 px apart, values 650 px right). Each still takes its own row's role word, not the previous one's."""
     rows = [("签单日期：", "2020/10/12"), ("投保人姓名：", "尹峰然"), ("被保险人姓名：", "尹琳梅")]
     flat = [ln for r, (label, value) in enumerate(rows) for ln in (line(label, 50, 300 + 40 * r),
                                                                      line(value, 700, 300 + 40 * r))]
-    doc = DocLines.build([[_tilted(ln, np.radians(-3)) for ln in flat]], [(1000.0, 1400.0)])
+    doc = DocLines.build([[tilted(ln, np.radians(-3)) for ln in flat]], [(1000.0, 1400.0)])
     words = role_cells(doc, FULL_LEXICON).words
     assert words[(0, 3, 0)] == "投保人" and words[(0, 5, 0)] == "被保险人"
 
