@@ -55,6 +55,18 @@ class DocumentFields:
     diagnostics: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class LearnedDecision:
+    """The learned decision of one document: the candidate per field; the fields an adapted folder's refit scorer
+    decides otherwise than the shipped scorer; the shipped decision's vacant P of each field left empty; and its empty
+    amount fields beside an amount no field took (``learned.extract.Decided``)."""
+
+    fields: dict[str, list[Proposal]]
+    otherwise: tuple[str, ...]
+    vacant: dict[str, float]
+    unclaimed: frozenset[str]
+
+
 class ExtractionStage:
     """Callable ``(lines per page, pages) -> DocumentFields``; one per worker. ``withhold`` is for measurements
     only (``docpipe eval --withhold-labels``)."""
@@ -194,15 +206,13 @@ class ExtractionStage:
 
     def learned_candidates(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page],
                            today: date) -> dict[str, list[Proposal]]:
-        return self.learned_decision(lines, pages, today)[0]
+        return self.learned_decision(lines, pages, today).fields
 
     def learned_decision(self, lines: Sequence[Sequence[TextLine]], pages: Sequence[Page], today: date,
                          by_rules: Optional[RulesDecision] = None,
-                         ) -> tuple[dict[str, list[Proposal]], list[str], dict[str, float], frozenset[str]]:
-        """The learned decision's candidate per field, the fields an adapted folder's refit scorer decides
-        otherwise than the shipped scorer (another value, or empty against a value, or a value against empty), and
-        the shipped decision's vacant P of the fields left empty and its empty amount fields beside an amount no
-        field took (``learned.extract.Decided``).
+                         ) -> LearnedDecision:
+        """The learned decision (:class:`LearnedDecision`); the refit scorer of an adapted folder decides a field
+        otherwise where it gives another value, or empty against a value, or a value against empty.
         Where both decide the same value (the same span, or another printing of the same normalized value), the
         shipped scorer's candidate (its span and P) stands, so the shipped calibration, fitted on that P, still
         holds; the others are uncalibrated (docs/adaptation.md). The refit scorer decides only documents that print
@@ -214,7 +224,7 @@ class ExtractionStage:
         dc = self.learned_document(lines, pages, today, by_rules)
         shipped = decide(dc, self.scorer, self.carried)
         if self.refit is None or not self.prints_learned(lines):
-            return shipped.fields, [], shipped.vacant, shipped.unclaimed
+            return LearnedDecision(shipped.fields, (), shipped.vacant, shipped.unclaimed)
         refit = decide(dc, self.refit, self.carried).fields
         out, otherwise = {}, []
         for key in sorted(set(shipped.fields) | set(refit)):
@@ -225,8 +235,8 @@ class ExtractionStage:
             otherwise.append(key)
             if r is not None:
                 out[key] = r
-        return (out, otherwise, {k: p for k, p in shipped.vacant.items() if k not in out},
-                frozenset(k for k in shipped.unclaimed if k not in out))
+        return LearnedDecision(out, tuple(otherwise), {k: p for k, p in shipped.vacant.items() if k not in out},
+                               frozenset(k for k in shipped.unclaimed if k not in out))
 
     def prints_learned(self, lines: Sequence[Sequence[TextLine]]) -> bool:
         """Whether the document prints one of the adapted folder's learned wordings: it is of a form the corrections
@@ -241,17 +251,18 @@ class ExtractionStage:
         """The learned decision's fields; where the rules' own decision outputs the same value, its calibrated
         confidence holds for that field as well (stages/extraction/learned/confidence.py)."""
         by_rules = self.rules_decision(lines, today)  # decided once: the learned one's candidates, and its peer
-        cands, otherwise, vacant, unclaimed = self.learned_decision(lines, pages, today, by_rules)
+        learned = self.learned_decision(lines, pages, today, by_rules)
+        cands, vacant = learned.fields, learned.vacant
         decisions = self.assembler.decisions(cands, lines, today)
         fields, reasons, diagnostics = self.assembler.assemble(cands, lines, today, flag_disagreement=(),
                                                                decisions=decisions)
         calibrators = self.assembler.calibrators
         if "learned" in calibrators and "rules" in calibrators:  # else uncalibrated:learned, or learned P alone
             fields, reasons, diagnostics = self._with_rules_agreement(cands, decisions, fields, lines, pages, today,
-                                                                      vacant, unclaimed, by_rules)
+                                                                      vacant, learned.unclaimed, by_rules)
         diagnostics["vacant"] = {k: round(p, 6) for k, p in vacant.items()}
         if self.refit is not None:
-            diagnostics["adapted_scorer"] = {"decided_otherwise": otherwise}
+            diagnostics["adapted_scorer"] = {"decided_otherwise": list(learned.otherwise)}
         return fields, reasons, diagnostics
 
     def _with_rules_agreement(self, cands: dict[str, list[Proposal]], decisions: dict[str, Optional[Decision]],
