@@ -93,10 +93,18 @@ def _glued_label_ends(text: str, s: int, e: int, lexicon: Lexicon) -> list[int]:
     for k in range(s + 2, min(s + GLUED_LABEL_MAX, e - 4) + 1):
         if not CJK_RUN_RE.fullmatch(text[s:k]):
             break
+        if _continues_label(text, k):
+            continue
         like = best_similarity(text[s:k], lexicon.by_field["product_name"])
         if like >= LABEL_LIKE and PRODUCT_RE.fullmatch(text, k, e):
             out.append(k)
     return out
+
+
+def _continues_label(text: str, k: int) -> bool:
+    """Whether ``text[k]`` carries on the label word before it, so that no label ends at ``k``: the attribute
+    名 (产品 + 名: 保险产品名), or the 称 of 名称."""
+    return text.startswith("名", k) or (k > 0 and text[k - 1:k + 1] == "名称")
 
 
 def _name_spans(text: str) -> Iterator[tuple[int, int]]:

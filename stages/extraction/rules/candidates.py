@@ -54,7 +54,9 @@ def segments_candidate(doc: PreparedDocument, key: str, segments: Sequence[tuple
         chars.append(line.norm[n0:n1])
         owner.extend((li, k) for k in range(n0, n1))
     text = "".join(chars)
-    s, e = trim_field(key, text, *trim_value(FIELDS[key].kind, text, 0, len(text)))
+    first = next(((li, cs) for li, cs, ce in segments if ce > cs), None)
+    before = doc.lines[first[0]].comp[:first[1]] if first is not None else ""
+    s, e = trim_field(key, text, *trim_value(FIELDS[key].kind, text, 0, len(text)), before)
     parts: list[str] = []
     refs: list[SourceChar] = []
     lines: list[int] = []

@@ -142,13 +142,14 @@ def trim_value(kind: str, norm: str, s: int, e: int) -> tuple[int, int]:
     return strip_separators(norm, s, e)
 
 
-def trim_field(key: str, norm: str, s: int, e: int) -> tuple[int, int]:
+def trim_field(key: str, norm: str, s: int, e: int, before: str = "") -> tuple[int, int]:
     """Field-specific trims after :func:`trim_value`, for labels outside the lexicon that stay glued to a value:
     the next label after an address that ends in a unit (``…1606室被保人``, ``…15层居民身份证``, ``…8层3302031966…``),
     anything after an address's room or top floor (``…103室本公司根据``, ``…35层联系电话``),
     a label head or a long number before a product name (``名称：金福…``, ``险种名称金福…``, ``15827764502…鸿运…``) and
     whatever follows a product's qualifier
-    (``…保险(分红型)RAS2027…``)."""
+    (``…保险(分红型)RAS2027…``), and the 名 that ends a label glued to a product name (``保险产品名倍护…``: ``before``,
+    the text before the value on its line, ends in a Chinese character)."""
     if key == "policyholder_address":
         tail = next((m for m in _ADDRESS_TAIL_RE.finditer(norm, s, e) if m.end() == e), None)
         if tail is not None:
@@ -160,6 +161,8 @@ def trim_field(key: str, norm: str, s: int, e: int) -> tuple[int, int]:
         m = _PRODUCT_HEAD_RE.match(norm, s, e)
         if m and any(ch in norm[m.end():e] for ch in "险保"):
             s = m.end()
+        elif norm.startswith("名", s) and _CJK_RE.fullmatch((norm[:s] or before)[-1:]) and "险" in norm[s + 1:e]:
+            s += 1  # the 名 of a label glued to the name (保险产品名倍护意外伤害保险: the label is 保险产品名)
         lead = _GLUED_NUMBER_RE.match(norm, s, e)
         if lead is not None:
             s = lead.end()  # a policy number glued before the name (1582776450235620669鸿运医疗保险)
@@ -177,6 +180,7 @@ _ADDRESS_TAIL_RE = re.compile(
 # an address ends with its room (室), or with a floor (层) that no room follows: what comes after is another text
 _ADDRESS_END_RE = re.compile(r"^.*?(?:室(?=[^\s)）])|层(?![^室]*室)(?=[^\sA-Za-z0-9)）]))")
 _PRODUCT_HEAD_RE = re.compile(r"[\u4e00-\u9fff]{0,4}名称[:：.·…\s]*")
+_CJK_RE = re.compile(r"[\u4e00-\u9fff]")
 _GLUED_NUMBER_RE = re.compile(r"[0-9A-Za-z\-]{8,}(?=[\u4e00-\u9fff])")
 _PRODUCT_QUALIFIER_RE = re.compile(r"(?:保险|寿险|险)\([\u4e00-\u9fff0-9]{1,10}\)")
 # what may follow a qualifier: more of them and an edition (保险(2024版)(互联网专属)A款)

@@ -113,3 +113,12 @@ def test_a_product_after_a_glued_label_is_proposed_after_every_label_like_head()
     cands = detector_candidates(DocLines.build([lines], [(1000.0, 1400.0)]), date(2026, 6, 1))
     values = {c.value for c in cands if c.key == "product_name"}
     assert {"安心护理保险(2025版)", "别安心护理保险(2025版)", "投保险别安心护理保险(2025版)"} <= values
+
+
+def test_no_glued_product_label_ends_before_its_name_attribute() -> None:
+    # 产品 + 名 is one label word (保险产品名): the product does not start at its 名, nor at the 称 of 名称
+    lines = [line("保险产品名倍护意外伤害保险", 40, 40), line("险种名称安心护理保险", 40, 80)]
+    cands = detector_candidates(DocLines.build([lines], [(1000.0, 1400.0)]), date(2026, 6, 1))
+    values = {c.value for c in cands if c.key == "product_name"}
+    assert {"倍护意外伤害保险", "安心护理保险"} <= values
+    assert not any(v.startswith(("名", "称")) for v in values)

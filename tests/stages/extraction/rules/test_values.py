@@ -138,3 +138,19 @@ def test_a_product_names_a_kind_of_insurance():
 def test_where_a_product_or_an_address_ends(key: str, text: str, want: str):
     s, e = trim_field(key, text, 0, len(text))
     assert text[s:e] == want
+
+
+@pytest.mark.parametrize("before,want", [
+    ("保险产品", "倍护意外伤害保险"),  # the 名 of a glued label 保险产品名
+    ("保险产品：", "名倍护意外伤害保险"),  # after a colon the 名 is the name's own
+    ("", "名倍护意外伤害保险"),
+])
+def test_a_glued_labels_name_attribute_is_no_part_of_the_product(before: str, want: str):
+    text = "名倍护意外伤害保险"
+    s, e = trim_field("product_name", text, 0, len(text), before)
+    assert text[s:e] == want
+
+
+def test_the_rules_read_a_product_after_a_label_glued_with_its_name_attribute():
+    lines = rows(("瑞丰人寿保险股份有限公司",), ("保险产品名倍护意外伤害保险",), ("投保人：张三",))
+    assert values(lines)["product_name"] == "倍护意外伤害保险"
