@@ -10,10 +10,11 @@ from __future__ import annotations
 from datetime import date
 from typing import Callable, Mapping, Optional
 
-from stages.postprocess.values import ISSUE_ID_BIRTHDATE, MIN_YEAR, id_birth_date
+from stages.postprocess.values import ISSUE_ID_BIRTHDATE, MIN_YEAR, id_birth_date, id_number_issues
 
 ISSUE_EXPIRY_BEFORE_EFFECTIVE = "expiry_before_effective"
 ISSUE_ISSUE_AFTER_EFFECTIVE = "issue_after_effective"
+ISSUE_NAME_OF_ANOTHER_ID = "name_of_another_id"  # the insured named as the policyholder, with another valid ID
 
 ID_FIELDS = ("policyholder_id_number", "insured_id_number")
 
@@ -60,12 +61,24 @@ def check_id_birth_dates(values: Values, today: date) -> tuple[Finding, ...]:
     return tuple(findings)
 
 
+def check_two_ids_two_people(values: Values, today: date) -> tuple[Finding, ...]:
+    """The insured's name is the policyholder's while their ID numbers are two valid numbers: two people (a misread
+    digit fails the check character), so one of the names belongs to someone else on the page."""
+    ph, ins = values.get("policyholder_id_number"), values.get("insured_id_number")
+    name = values.get("insured_name")
+    if (name and name == values.get("policyholder_name") and ph and ins and ph != ins
+            and not id_number_issues(ph, today) and not id_number_issues(ins, today)):
+        return (("insured_name", ISSUE_NAME_OF_ANOTHER_ID),)
+    return ()
+
+
 Check = Callable[[Values, date], tuple[Finding, ...]]
 
 CHECKS: dict[str, Check] = {
     "expiry_after_effective": check_expiry_after_effective,
     "issue_not_after_effective": check_issue_not_after_effective,
     "id_birth_dates": check_id_birth_dates,
+    "two_ids_two_people": check_two_ids_two_people,
 }
 
 

@@ -8,6 +8,7 @@ from stages.postprocess.validate import (
     CHECKS,
     ISSUE_EXPIRY_BEFORE_EFFECTIVE,
     ISSUE_ISSUE_AFTER_EFFECTIVE,
+    ISSUE_NAME_OF_ANOTHER_ID,
     validate_fields,
 )
 
@@ -83,4 +84,22 @@ def test_malformed_ids_are_left_to_the_normalizer() -> None:
 
 
 def test_registry_is_explicit() -> None:
-    assert list(CHECKS) == ["expiry_after_effective", "issue_not_after_effective", "id_birth_dates"]
+    assert list(CHECKS) == ["expiry_after_effective", "issue_not_after_effective", "id_birth_dates",
+                            "two_ids_two_people"]
+
+
+def test_the_insured_named_as_the_policyholder_with_another_valid_id() -> None:
+    names = {"policyholder_name": "黎丹璐", "insured_name": "黎丹璐"}
+    assert validate_fields({**GOOD, **names}, TODAY) == {"insured_name": (ISSUE_NAME_OF_ANOTHER_ID,)}
+    # one ID number: one person (self-insured); other names: two people
+    same = {**GOOD, **names, "insured_id_number": GOOD["policyholder_id_number"]}
+    assert validate_fields(same, TODAY) == {}
+    assert validate_fields({**GOOD, **names, "insured_name": "贾成亮"}, TODAY) == {}
+
+
+def test_a_misread_id_number_does_not_make_a_second_person() -> None:
+    # a wrong digit fails the check character: the two numbers may be one person's, misread
+    bad = GOOD["insured_id_number"][:-2] + str((int(GOOD["insured_id_number"][-2]) + 1) % 10) + GOOD["insured_id_number"][-1]
+    names = {"policyholder_name": "黎丹璐", "insured_name": "黎丹璐"}
+    assert validate_fields({**GOOD, **names, "insured_id_number": bad}, TODAY) == {}
+    assert validate_fields({**GOOD, **names, "insured_id_number": None}, TODAY) == {}
