@@ -161,7 +161,7 @@ def trim_field(key: str, norm: str, s: int, e: int, before: str = "") -> tuple[i
         m = _PRODUCT_HEAD_RE.match(norm, s, e)
         if m and any(ch in norm[m.end():e] for ch in "险保"):
             s = m.end()
-        elif norm.startswith("名", s) and _CJK_RE.fullmatch((norm[:s] or before)[-1:]) and "险" in norm[s + 1:e]:
+        elif norm.startswith("名", s) and CJK_RE.fullmatch((norm[:s] or before)[-1:]) and "险" in norm[s + 1:e]:
             s += 1  # the 名 of a label glued to the name (保险产品名倍护意外伤害保险: the label is 保险产品名)
         lead = _GLUED_NUMBER_RE.match(norm, s, e)
         if lead is not None:
@@ -180,7 +180,6 @@ _ADDRESS_TAIL_RE = re.compile(
 # an address ends with its room (室), or with a floor (层) that no room follows: what comes after is another text
 _ADDRESS_END_RE = re.compile(r"^.*?(?:室(?=[^\s)）])|层(?![^室]*室)(?=[^\sA-Za-z0-9)）]))")
 _PRODUCT_HEAD_RE = re.compile(r"[\u4e00-\u9fff]{0,4}名称[:：.·…\s]*")
-_CJK_RE = re.compile(r"[\u4e00-\u9fff]")
 _GLUED_NUMBER_RE = re.compile(r"[0-9A-Za-z\-]{8,}(?=[\u4e00-\u9fff])")
 _PRODUCT_QUALIFIER_RE = re.compile(r"(?:保险|寿险|险)\([\u4e00-\u9fff0-9]{1,10}\)")
 # what may follow a qualifier: more of them and an edition (保险(2024版)(互联网专属)A款)
