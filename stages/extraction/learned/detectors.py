@@ -35,7 +35,8 @@ AMOUNT_RE = re.compile(
     r"|(?:人民币)?[零壹贰叁参肆伍陆柒捌玖拾佰仟万亿]{2,}[元圆](?:[零壹贰叁参肆伍陆柒捌玖]角)?(?:零?[壹贰叁参肆伍陆柒捌玖]分)?整?"
 )
 ID_RE = re.compile(r"(?<![0-9A-Za-z])\d{17}[\dXx](?![0-9A-Za-z])")
-PHONE_RE = re.compile(r"(?<!\d)1[3-9]\d[\s\-]?\d{4}[\s\-]?\d{4}(?!\d)")
+# a mobile in its 3-4-4 groups, apart or split by a space, a hyphen or a dot (a fax reads a hyphen as one)
+PHONE_RE = re.compile(r"(?<!\d)(?<!\d\.)1[3-9]\d[\s\-.]?\d{4}[\s\-.]?\d{4}(?!\.?\d)")
 # a code starts a token: after no letter or digit, nor after a hyphen inside one (E685-1957: not 1957...); a hyphen
 # leading it is a leader's (保单号 -878126835366666)
 CODE_RE = re.compile(r"(?<![0-9A-Za-z])(?<![0-9A-Za-z]-)[0-9A-Z][0-9A-Z\-]{7,29}(?![0-9A-Za-z\-])")

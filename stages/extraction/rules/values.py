@@ -20,7 +20,7 @@ _NAME_CJK_RE = re.compile(r"^[\u4e00-\u9fff]{2,6}$|^[\u4e00-\u9fff]{1,10}[·•]
 _NAME_LATIN_RE = re.compile(r"^[A-Za-z][A-Za-z .'\-]{1,40}$")
 _LOOKALIKES = set("OoDlI|")  # fixed by the normalizers next to digits
 _ID_CHARS = set("0123456789Xx×") | _LOOKALIKES
-_PHONE_CHARS = set("0123456789+-()— ") | _LOOKALIKES
+_PHONE_CHARS = set("0123456789+-()—. ") | _LOOKALIKES  # a fax reads a hyphen between groups as "."
 AMOUNT_CHARS = set("0123456789,.¥$￥人民币RMBCNY:()大写小写整正约圆元角分零〇壹贰貳叁參参肆伍陆陸柒捌玖拾佰仟万萬亿億"
                    "一二两三四五六七八九十百千 ") | _LOOKALIKES
 _CODE_CHARS = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_/ ")

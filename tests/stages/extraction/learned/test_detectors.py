@@ -25,6 +25,13 @@ def test_detectors_find_typed_values_for_each_field_of_their_type() -> None:
     assert ("beneficiary_name", "张伟") in found
 
 
+def test_a_mobiles_groups_may_be_split_by_a_dot_but_no_decimal_is_a_mobile() -> None:
+    lines = [line("157 7435.7913", 40, 40), line("139-8573.0366。", 40, 80), line("2019.13912345678 1.3912345678", 40, 120)]
+    cands = detector_candidates(DocLines.build([lines], [(1000.0, 1400.0)]), date(2026, 6, 1))
+    phones = {c.value for c in cands if c.key == "policyholder_phone"}
+    assert phones == {"15774357913", "13985730366"}
+
+
 def test_fold_keeps_length() -> None:
     assert fold("￥１，２") == "¥1,2"
 

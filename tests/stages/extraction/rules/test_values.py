@@ -41,6 +41,11 @@ def test_digit_lookalikes_in_numeric_fields() -> None:
     assert got["premium"] == "5230.50"
 
 
+def test_a_hyphen_between_a_mobiles_groups_read_as_a_dot_is_a_separator() -> None:
+    assert values(rows(("联系电话：157 7435.7913",)))["policyholder_phone"] == "15774357913"
+    assert values(rows(("投保人手机", "139-8573.0366"),))["policyholder_phone"] == "13985730366"
+
+
 def test_specks_read_as_characters_before_a_name_or_a_province_are_dropped() -> None:
     got = values(rows(("投保人", "一郑洋"), ("受益人", "一法定"), ("通讯地址", "上重庆市沙坪坝区南京东路628号"),
                       ("被保险人", "一二")))
