@@ -11,7 +11,7 @@ import sys
 import time
 
 from samples.synth.corpus import iter_write
-from samples.synth.fonts import FontMissing, check_faces
+from samples.synth.fonts import DEV_ONLY_FACES, FontMissing, check_faces
 from samples.synth.few_shot import FEW_SHOT_FAMILIES
 from samples.synth.layouts import RENDERERS
 from samples.synth.wordings import WordingsError, load_wordings
@@ -38,14 +38,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "generated when named here")
     parser.add_argument("--wordings", default=None, metavar="YAML", help="dev only: print some field labels in "
                         "the withheld wordings this file lists per field (configs/withheld_wordings.yaml)")
+    parser.add_argument("--fonts", default=None, metavar="FACES", help="dev only: comma-separated typefaces no split "
+                        f"draws, one drawn per document ({', '.join(DEV_ONLY_FACES)})")
 
 
 def run(args: argparse.Namespace) -> int:
     if args.n < 0 or args.long_side < 200:
         print("synth: --n must be >= 0 and --long-side >= 200", file=sys.stderr)
         return 2
+    fonts = tuple(f.strip() for f in args.fonts.split(",") if f.strip()) if args.fonts else ()
+    if args.fonts is not None and (args.split != "dev" or not fonts or any(f not in DEV_ONLY_FACES for f in fonts)):
+        print(f"synth: --fonts is for --split dev only, a comma-separated list of {', '.join(DEV_ONLY_FACES)}",
+              file=sys.stderr)
+        return 2
     try:
         check_faces()
+        if fonts:
+            check_faces(fonts)
     except FontMissing as exc:
         print(f"synth: {exc}", file=sys.stderr)
         return 1
@@ -74,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     step = max(1, args.n // 20)
     kinds: dict[str, int] = {}
     for written in iter_write(args.out_dir, args.n, args.seed, args.split, workers, args.long_side, args.start,
-                              variants=variants, layouts=layouts, wordings=wordings):
+                              variants=variants, layouts=layouts, wordings=wordings, fonts=fonts):
         count += 1
         families[written.layout] = families.get(written.layout, 0) + 1
         kinds[written.variant] = kinds.get(written.variant, 0) + 1

@@ -34,6 +34,7 @@ class Job:
     variants: tuple[str, ...] | None = None  # real-world variants drawn per document (samples.synth.variants)
     family: str | None = None  # forced layout family (a few-shot family: samples.synth.few_shot)
     wordings: tuple[tuple[str, tuple[str, ...]], ...] = ()  # withheld wordings per field (samples.synth.wordings)
+    fonts: tuple[str, ...] = ()  # dev-only faces drawn per document (samples.synth.fonts.DEV_ONLY_FACES)
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ def truth_json(truth: dict[str, Any]) -> str:
 
 def write_document(job: Job) -> Written:
     image, truth = generate_document(job.seed, job.split, job.index, job.long_side, job.family,
-                                     dict(job.wordings) or None)
+                                     dict(job.wordings) or None, job.fonts)
     if job.jpeg_quality is not None:
         old = truth["jpeg_quality"]
         truth["jpeg_quality"] = job.jpeg_quality
@@ -109,16 +110,18 @@ def iter_write(out_dir: str | os.PathLike[str], n: int, seed: int, split: str, w
                jpeg_quality: int | None = None, indices: list[int] | None = None,
                variants: tuple[str, ...] | None = None,
                layouts: tuple[str, ...] | None = None,
-               wordings: Mapping[str, Sequence[str]] | None = None) -> Iterator[Written]:
+               wordings: Mapping[str, Sequence[str]] | None = None,
+               fonts: Sequence[str] = ()) -> Iterator[Written]:
     """Write documents and yield one :class:`Written` per document as it finishes (any order). With
     ``variants``, each document is one of them (drawn from its identity) and records it as ``variant``; with
     ``layouts``, document ``i`` is of layout family ``layouts[i % len(layouts)]``; with ``wordings`` (dev only),
-    some field labels are printed in withheld wordings (:mod:`samples.synth.wordings`)."""
+    some field labels are printed in withheld wordings (:mod:`samples.synth.wordings`); with ``fonts`` (dev only),
+    each document is printed in one of these dev-only faces (:data:`samples.synth.fonts.DEV_ONLY_FACES`)."""
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     wanted = indices if indices is not None else list(range(start, start + n))
     frozen = tuple((k, tuple(v)) for k, v in (wordings or {}).items())
     jobs = [Job(str(out_dir), seed, split, i, long_side, jpeg_quality, variants,
-                layouts[i % len(layouts)] if layouts else None, frozen) for i in wanted]
+                layouts[i % len(layouts)] if layouts else None, frozen, tuple(fonts)) for i in wanted]
     workers = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
     if workers == 1:
         _init_worker()

@@ -106,12 +106,13 @@ def file_stem(split: str, index: int) -> str:
 
 def generate_document(seed: int, split: str, index: int, long_side: int = REFERENCE_LONG_SIDE,
                       family: str | None = None,
-                      wordings: Mapping[str, Sequence[str]] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+                      wordings: Mapping[str, Sequence[str]] | None = None,
+                      fonts: Sequence[str] = ()) -> tuple[np.ndarray, dict[str, Any]]:
     """Image (BGR uint8, before JPEG encoding) and ground truth of document ``index``.
 
     The JPEG quality to encode it with is ``truth["jpeg_quality"]`` (also listed in ``degradations``).
     """
-    plan = make_plan(seed, split, index, long_side, family, wordings)
+    plan = make_plan(seed, split, index, long_side, family, wordings, fonts)
     canvas, plan = render_page(plan)
     _check(plan, canvas.lines)
     deg = degrade.choose(py_rng(seed, split, index, "degrade"), policy_for(split))

@@ -1,9 +1,9 @@
 """CJK font faces used for rendering, located on disk by file name.
 
 Debian packages providing them: ``fonts-noto-cjk``, ``fonts-wqy-microhei``, ``fonts-wqy-zenhei``,
-``fonts-arphic-uming``, ``fonts-arphic-ukai``. Extra directories to search can be given in the
-``DOCPIPE_FONT_DIRS`` environment variable (``os.pathsep``-separated). A missing face is an error
-(never a silent substitution), so a corpus is the same on every machine that can build it.
+``fonts-arphic-uming``, ``fonts-arphic-ukai``; the dev-only faces (:data:`DEV_ONLY_FACES`) name their own. Extra
+directories to search can be given in the ``DOCPIPE_FONT_DIRS`` environment variable (``os.pathsep``-separated). A
+missing face is an error (never a silent substitution), so a corpus is the same on every machine that can build it.
 """
 from __future__ import annotations
 
@@ -60,6 +60,24 @@ FACES: dict[str, FontFace] = {
     )
 }
 
+# Faces no split draws: a dev draw may name them (``docpipe synth --split dev --fonts``) to measure reading and routing
+# in typefaces the recognizer never saw, without the test split's held-out fonts. Debian packages fonts-lxgw-wenkai,
+# fonts-arphic-gkai00mp, fonts-arphic-gbsn00lp.
+DEV_ONLY_FACES: dict[str, FontFace] = {
+    f.name: f
+    for f in (
+        FontFace("LXGW WenKai", FontFile("LXGWWenKai-Regular.ttf", 0, "fonts-lxgw-wenkai"),
+                 FontFile("LXGWWenKai-Bold.ttf", 0, "fonts-lxgw-wenkai"), "kai"),
+        FontFace("AR PL KaitiM GB", FontFile("gkai00mp.ttf", 0, "fonts-arphic-gkai00mp"), None, "kai"),
+        FontFace("AR PL SungtiL GB", FontFile("gbsn00lp.ttf", 0, "fonts-arphic-gbsn00lp"), None, "serif"),
+    )
+}
+
+
+def face_named(name: str) -> FontFace:
+    """The face of this name, a split's or a dev-only one (a document's truth records its face by name)."""
+    return FACES.get(name) or DEV_ONLY_FACES[name]
+
 
 class FontMissing(RuntimeError):
     """A font file the corpus needs is not installed."""
@@ -99,12 +117,16 @@ def face_font(face: FontFace, size: int, bold: bool) -> tuple[ImageFont.FreeType
 
 
 def check_faces(names: tuple[str, ...] | None = None) -> None:
-    """Raise :class:`FontMissing` unless every face (default: all) loads and is the expected family."""
-    for face in (FACES[n] for n in (names or tuple(FACES))):
+    """Raise :class:`FontMissing` unless every face (default: all of :data:`FACES`; names may be dev-only faces)
+    loads and is the expected family."""
+    for face in ({**FACES, **DEV_ONLY_FACES}[n] for n in (names or tuple(FACES))):
         for file in (face.regular, face.bold):
             if file is None:
                 continue
-            family = load(file, 20).getname()[0]
+            try:
+                family = load(file, 20).getname()[0]
+            except FontMissing:
+                raise FontMissing(f"font file {file.file} not found; install Debian package {file.package}") from None
             if family != face.name:
                 raise FontMissing(f"{file.file} index {file.index} is {family!r}, expected {face.name!r}")
 

@@ -16,7 +16,7 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from samples.synth.facts import make_name, random_date
-from samples.synth.fonts import FACES, face_font
+from samples.synth.fonts import face_font, face_named
 from samples.synth.formats import print_amount, print_date
 
 PDF_DPI = 200  # the decoder's default: pages come back at the pixel size they were written with
@@ -65,8 +65,8 @@ def draw_page(text_lines: list[str], width: int, height: int, face_name: str, rn
     img = Image.new("RGB", (width, height), "white")
     draw = ImageDraw.Draw(img)
     size = max(12, int(round(height / 1400 * rng.randint(22, 28))))
-    font, _ = face_font(FACES[face_name], size, False)
-    title, _ = face_font(FACES[face_name], int(size * 1.3), True)
+    font, _ = face_font(face_named(face_name), size, False)
+    title, _ = face_font(face_named(face_name), int(size * 1.3), True)
     y = int(height * 0.07)
     x0 = int(width * rng.uniform(0.07, 0.1))
     for i, text in enumerate(text_lines):

@@ -11,7 +11,7 @@ from samples.synth import formats, labels, vocab
 from samples.synth.canvas import Color, Seg
 from samples.synth.facts import FIELD_KEYS, PolicyFacts, make_facts
 from samples.synth.few_shot import FewShotFamily
-from samples.synth.fonts import FACES, FontFace
+from samples.synth.fonts import DEV_ONLY_FACES, FACES, FontFace
 from samples.synth.rand import chance, py_rng, weighted
 from samples.synth.few_shot import FEW_SHOT_FAMILIES
 from samples.synth.wordings import swap_labels
@@ -250,13 +250,21 @@ def _few_shot_entries(entries: list[Entry], spec: FewShotFamily) -> list[Entry]:
 
 
 def make_plan(seed: int, split: str, index: int, long_side: int = REFERENCE_LONG_SIDE,
-              family: str | None = None, wordings: Mapping[str, Sequence[str]] | None = None) -> DocPlan:
+              family: str | None = None, wordings: Mapping[str, Sequence[str]] | None = None,
+              fonts: Sequence[str] = ()) -> DocPlan:
     """The plan of document ``index`` of ``split`` for corpus ``seed``; ``family`` forces the layout family
     (a few-shot family of :data:`samples.synth.few_shot.FEW_SHOT_FAMILIES` also fixes its labels and layout);
-    ``wordings`` (dev only) swaps some field labels for withheld wordings (:mod:`samples.synth.wordings`)."""
-    if wordings and split != "dev":
-        raise ValueError("withheld wordings are for dev draws only")
+    ``wordings`` (dev only) swaps some field labels for withheld wordings (:mod:`samples.synth.wordings`);
+    ``fonts`` (dev only) prints the document in one of these faces of :data:`~samples.synth.fonts.DEV_ONLY_FACES`,
+    drawn per document, in place of the split's own."""
+    if (wordings or fonts) and split != "dev":
+        raise ValueError("withheld wordings and dev-only fonts are for dev draws only")
+    unknown = [f for f in fonts if f not in DEV_ONLY_FACES]
+    if unknown:
+        raise ValueError(f"not a dev-only face: {', '.join(unknown)} (one of {', '.join(DEV_ONLY_FACES)})")
     plan = _make_plan(seed, split, index, long_side, family)
+    if fonts:
+        plan = replace(plan, face=DEV_ONLY_FACES[py_rng(seed, split, index, "dev_font").choice(sorted(fonts))])
     if not wordings or plan.family == "narrative":  # narrative sentences word their labels themselves
         return plan
     entries, swapped = swap_labels(plan.entries, wordings, py_rng(seed, split, index, "wordings"))
