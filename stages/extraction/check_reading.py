@@ -1,8 +1,9 @@
 """Whether the recognizer's second reading of a value agrees with the first: a model with a check head reads every line
-twice (``TextLine.check_text``, stages/recognition/recognizer.py), and a name whose characters the check head reads
-otherwise goes to review (``readers_disagree:<field>``, docs/confidence.md; lexicon_reread.reread_checked may take its
-characters). One misread character of a name is read
-with confidence by one head (睿 as 容) and not by the other; the document's calibrated risk never sees it."""
+twice (``TextLine.check_text``, stages/recognition/recognizer.py; on a photo, the main recognizer reads its code-like
+lines again, stages/recognition/lines.py), and a name or policy number whose characters the second reading gives
+otherwise goes to review (``readers_disagree:<field>``, docs/confidence.md; lexicon_reread.reread_checked may take a
+name's characters). One misread character is read with confidence by one reader (睿 as 容, a code's T as 1) and
+not by the other; the document's calibrated risk never sees it."""
 from __future__ import annotations
 
 import difflib
@@ -13,7 +14,8 @@ from typing import Optional, Sequence
 from stages.contracts.types import TextLine
 
 Ref = tuple[int, int, int]  # (page, line index, char index) of each character of the value
-CHECKED = ("policyholder_name", "insured_name", "beneficiary_name")  # fields whose two readings are compared
+# fields whose two readings are compared
+CHECKED = ("policyholder_name", "insured_name", "beneficiary_name", "policy_number")
 _CONTENT = re.compile(r"[\u4e00-\u9fff0-9A-Za-z]")
 
 

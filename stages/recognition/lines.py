@@ -2,8 +2,9 @@
 :class:`TextLine` per readable box (empty or low-score reads dropped). N pages in -> N results out."""
 from __future__ import annotations
 
+import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Hashable, Mapping, Optional, Sequence, Union
 
 import numpy as np
@@ -11,6 +12,14 @@ import numpy as np
 from stages.contracts.types import Capture, Recognized, StageError, TextBox, TextLine
 from stages.recognition.crop import crop_quad
 from stages.recognition.recognizer import TextRecognizer
+
+# Captures whose own recognizer (fine-tuned on that capture's lines) has its code-like lines read again by the main
+# recognizer, that reading becoming the line's check reading (``TextLine.check_text``): the photo head reads the
+# Latin letters of policy numbers worse than the main one (docs/decisions_review.md, "Codes on photos read twice").
+CODES_CHECKED_ON: tuple[Capture, ...] = ("photo",)
+# a code-like run: eight or more letters, digits and hyphens (a policy number, and the IDs, phones and dates that
+# share a line with one)
+CODE_LIKE = re.compile(r"[0-9A-Za-z][0-9A-Za-z\-]{7,}")
 
 
 @dataclass(frozen=True)
@@ -77,6 +86,7 @@ class LineReader:
             first = results[i]
             if not isinstance(res, StageError) and not isinstance(first, StageError) and res.score > first.score:
                 results[i] = res
+        self._check_codes(results, crops[:n], [pages[pi] for pi, _, _ in owners])
         for (pi, box, vertical), res in zip(owners, results):
             lines = out[pi]
             if isinstance(res, StageError):
@@ -87,6 +97,20 @@ class LineReader:
                 continue
             lines.append(to_text_line(res, box, vertical))
         return out
+
+    def _check_codes(self, results: list[Recognized | StageError], crops: Sequence[np.ndarray],
+                     owners: Sequence[PageBoxes]) -> None:
+        """Lines of a capture in CODES_CHECKED_ON read by that capture's own recognizer and holding a code-like run
+        are read again by the main recognizer; its reading becomes their check reading (in place)."""
+        todo = [i for i, (res, page) in enumerate(zip(results, owners))
+                if page.capture in CODES_CHECKED_ON and not isinstance(res, StageError) and res.check_text is None
+                and self.reader_for(page.capture) is not self.recognizer and CODE_LIKE.search(res.text)]
+        if not todo:
+            return
+        again = self.recognizer.recognize_batch([crops[i] for i in todo], groups=[owners[i].group for i in todo])
+        for i, res in zip(todo, again):
+            if not isinstance(res, StageError):
+                results[i] = replace(results[i], check_text=res.text)
 
     def reader_for(self, capture: Capture) -> TextRecognizer:
         """The recognizer of pages of this capture (built now if it is built on first use)."""

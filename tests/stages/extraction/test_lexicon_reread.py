@@ -217,3 +217,14 @@ def test_a_name_taken_from_the_check_head_still_goes_to_review(chars):
 def test_a_check_reading_the_shipped_head_finds_an_order_of_magnitude_less_likely_is_not_taken(chars):
     line = replace(_line(chars, "潘磊帆", {1: ("嘉", 0.06)}), check_text="潘嘉帆")  # P 0.94 against 0.06: ×16
     assert reread("insured_name", "潘磊帆", _refs("潘磊帆"), [[line]], chars) is None
+
+
+def test_a_policy_number_read_otherwise_by_the_second_reader_goes_to_review_as_read(chars):
+    line = replace(_line(chars, "12D202089047034", {}), check_text="1ZD202089047034")
+    cand = Proposal("policy_number", "12D202089047034", _refs("12D202089047034"), 0.95, "rules")
+    fields, reasons, _ = FieldAssembler(chars, 0.5, ()).assemble({"policy_number": [cand]}, [[line]], TODAY)
+    assert fields["policy_number"]["value"] == "12D202089047034"  # a code takes no characters from the check
+    assert "readers_disagree:policy_number" in reasons
+    line = replace(line, check_text="12D 2020 8904 7034")  # separators do not count
+    _, reasons, _ = FieldAssembler(chars, 0.5, ()).assemble({"policy_number": [cand]}, [[line]], TODAY)
+    assert "readers_disagree:policy_number" not in reasons

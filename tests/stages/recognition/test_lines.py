@@ -110,3 +110,29 @@ def test_a_capture_recognizer_built_on_first_use_is_built_once_and_only_when_nee
     for t in threads:
         t.join()
     assert fax.loaded and len(built) == 1 and sum(built[0].calls) == 8  # built once, then read all eight pages
+
+
+class _Says(_ByBrightness):
+    """Reads every crop as one fixed text per box position (its left edge), as a recognizer of its own would."""
+
+    def __init__(self, texts: dict[int, str]) -> None:
+        super().__init__()
+        self.texts = texts
+
+    def recognize_batch(self, crops, groups=None):
+        self.calls.append(len(crops))
+        return [Recognized(self.texts[int(c.shape[1])], 0.9, (0.9,), (0,), 1) for c in crops]
+
+
+def test_a_photos_code_like_lines_are_read_again_by_the_main_recognizer_as_their_check() -> None:
+    # crops of different widths stand for the two boxes, so each recognizer knows which line it reads
+    code, name = _box(0), TextBox(np.array([[50, 0], [70, 0], [70, 10], [50, 10]], np.float32), 0.9)
+    photo = _Says({40: "保单号：12D202089047034", 20: "张三"})
+    main = _Says({40: "保单号：TZD202089047034", 20: "张二"})
+    img = np.full((10, 100, 3), 10, np.uint8)
+    pages = [PageBoxes(img, [code, name], 1, capture="photo"), PageBoxes(img, [code, name], 2)]
+    photo_page, scan_page = LineReader(main, 0.0, {"photo": photo}).read(pages)
+    assert [(ln.text, ln.check_text) for ln in photo_page] == [("保单号：12D202089047034", "保单号：TZD202089047034"),
+                                                              ("张三", None)]
+    assert [(ln.text, ln.check_text) for ln in scan_page] == [("保单号：TZD202089047034", None), ("张二", None)]
+    assert main.calls == [2, 1] and photo.calls == [2]  # the scan page, then the photo's one code-like line
