@@ -24,7 +24,7 @@ from stages.extraction.line_end import may_be_cut
 from stages.extraction.redecode import redecode_candidates
 from stages.extraction.same_person import same_person
 from stages.extraction.wrap import MAY_WRAP, continuation_below
-from stages.extraction.check_reading import CHECKED, check_reading, disagrees
+from stages.extraction.check_reading import CHECKED, WHOLE_RUNS, check_reading, disagrees
 from stages.extraction.routing import (EXTRACTORS_DISAGREE, MAY_BE_CUT, MAY_CONTINUE, READERS_DISAGREE,
                                        evidence_reasons, route, uncalibrated_reasons)
 from stages.postprocess.validate import validate_fields
@@ -248,7 +248,7 @@ class FieldAssembler:
             + evidence_reasons(found_evidence, self.min_score, self.min_margin, self.guessed_labels_review)
             + _line_end_reasons(fields, decisions, lines)
             + [f"{READERS_DISAGREE}:{k}" for k in CHECKED if fields.get(k) is not None
-               and _readers_disagree(decisions[k], lines)],
+               and _readers_disagree(decisions[k], lines, k in WHOLE_RUNS)],
         )
         diagnostics = {
             "redecoded": redecoded,
@@ -261,10 +261,11 @@ class FieldAssembler:
         return fields, list(routing.reasons), diagnostics
 
 
-def _readers_disagree(d: Decision, lines: Sequence[Sequence[TextLine]]) -> bool:
+def _readers_disagree(d: Decision, lines: Sequence[Sequence[TextLine]], whole_run: bool = False) -> bool:
     """Whether the check head reads the value, or the value as first read (before a re-reading that may have taken
-    the check head's characters), otherwise: a name the two heads disagreed on goes to review either way."""
-    checked = check_reading(d.proposal.chars, lines)
+    the check head's characters), otherwise: a name the two heads disagreed on goes to review either way.
+    ``whole_run``: a code, compared with the whole run of letters and digits that holds it in the check reading."""
+    checked = check_reading(d.proposal.chars, lines, whole_run)
     return any(disagrees(text, checked) for text in (d.proposal.text, d.redecoded_from) if text is not None)
 
 

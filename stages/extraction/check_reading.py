@@ -16,7 +16,11 @@ from stages.contracts.types import TextLine
 Ref = tuple[int, int, int]  # (page, line index, char index) of each character of the value
 # fields whose two readings are compared
 CHECKED = ("policyholder_name", "insured_name", "beneficiary_name", "policy_number")
+# of those, the codes: their check reading is the whole run of letters and digits that holds the value's span there,
+# so a code the first reading cut (a speck read as a dot inside it, ML.SVQ2025…) is read otherwise by the check
+WHOLE_RUNS = ("policy_number",)
 _CONTENT = re.compile(r"[\u4e00-\u9fff0-9A-Za-z]")
+_ALNUM = re.compile(r"[0-9A-Za-z]")
 
 
 def _content(text: str) -> str:
@@ -25,28 +29,34 @@ def _content(text: str) -> str:
     return "".join(_CONTENT.findall(unicodedata.normalize("NFKC", text)))
 
 
-def check_span(line: TextLine, c0: int, c1: int) -> Optional[str]:
+def check_span(line: TextLine, c0: int, c1: int, whole_run: bool = False) -> Optional[str]:
     """The check reading of characters ``c0..c1`` of ``line``, by aligning its two readings (characters the check
-    reading adds inside the span, or reads in place of the span's, belong to it); None without a check reading."""
-    if line.check_text is None:
+    reading adds inside the span, or reads in place of the span's, belong to it); with ``whole_run``, widened to the
+    run of letters and digits of the check reading that holds it. None without a check reading."""
+    check = line.check_text
+    if check is None:
         return None
     start, end = c0, c1 + 1
-    out = []
-    matcher = difflib.SequenceMatcher(None, line.text, line.check_text, autojunk=False)
+    lo, hi = len(check), 0
+    matcher = difflib.SequenceMatcher(None, line.text, check, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if i2 <= start or i1 >= end:
             continue
         if tag == "equal":
-            a, b = max(i1, start), min(i2, end)
-            out.append(line.check_text[j1 + a - i1 : j1 + b - i1])
-        else:
-            out.append(line.check_text[j1:j2])
-    return "".join(out)
+            j1, j2 = j1 + max(i1, start) - i1, j1 + min(i2, end) - i1
+        lo, hi = min(lo, j1), max(hi, j2)
+    if lo > hi:
+        return ""
+    while whole_run and lo > 0 and _ALNUM.match(check[lo - 1]):
+        lo -= 1
+    while whole_run and hi < len(check) and _ALNUM.match(check[hi]):
+        hi += 1
+    return check[lo:hi]
 
 
-def check_reading(chars: Sequence[Ref], lines: Sequence[Sequence[TextLine]]) -> Optional[str]:
-    """The check reading of the characters a value was read from (its spans, line by line); None without
-    characters or when a line of it has no check reading."""
+def check_reading(chars: Sequence[Ref], lines: Sequence[Sequence[TextLine]], whole_run: bool = False) -> Optional[str]:
+    """The check reading of the characters a value was read from (its spans, line by line; ``whole_run``: see
+    :func:`check_span`); None without characters or when a line of it has no check reading."""
     spans: dict[tuple[int, int], list[int]] = {}
     for p, li, ci in chars:
         spans.setdefault((p, li), []).append(ci)
@@ -54,7 +64,7 @@ def check_reading(chars: Sequence[Ref], lines: Sequence[Sequence[TextLine]]) -> 
     for (p, li), cis in sorted(spans.items()):
         if not (0 <= p < len(lines) and 0 <= li < len(lines[p])):
             return None
-        span = check_span(lines[p][li], min(cis), max(cis))
+        span = check_span(lines[p][li], min(cis), max(cis), whole_run)
         if span is None:
             return None
         checked.append(span)

@@ -36,3 +36,18 @@ def test_digits_and_letters_count_and_their_separators_and_widths_do_not() -> No
     refs = [(0, 0, i) for i in range(4, 16)]
     assert not readings_disagree("P2027-451557", refs, [[_line("保单号：P2027-451557", "保单号:Ｐ2027 451557")]])
     assert readings_disagree("P2027-451557", refs, [[_line("保单号：P2027-451557", "保单号：P2027-451537")]])
+
+
+def test_a_code_is_checked_against_the_whole_run_that_holds_it_in_the_check_reading() -> None:
+    # the first reading split the code at a speck read as a dot; the value is its second part
+    lines = [[_line("合同号：ML.SVQ202587140517", "合同号：MLSVQ202587140517")]]
+    refs = [(0, 0, i) for i in range(7, 22)]
+    assert check_reading(refs, lines) == "SVQ202587140517"  # a name's check: the aligned span alone
+    assert check_reading(refs, lines, whole_run=True) == "MLSVQ202587140517"
+    assert disagrees("SVQ202587140517", check_reading(refs, lines, whole_run=True))
+    whole = [(0, 0, i) for i in range(4, 22)]  # the value read whole: only the dot differs, which does not count
+    assert not disagrees("ML.SVQ202587140517", check_reading(whole, lines, whole_run=True))
+    # a run of letters and digits ends at a hyphen, at punctuation and at Chinese characters
+    line = [[_line("保单号：P2027-451557号", "保单号：P2027-451557号")]]
+    assert check_reading([(0, 0, i) for i in range(4, 9)], line, whole_run=True) == "P2027"
+    assert check_reading([(0, 0, i) for i in range(10, 16)], line, whole_run=True) == "451557"
