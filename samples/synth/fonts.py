@@ -119,7 +119,7 @@ def face_font(face: FontFace, size: int, bold: bool) -> tuple[ImageFont.FreeType
 def check_faces(names: tuple[str, ...] | None = None) -> None:
     """Raise :class:`FontMissing` unless every face (default: all of :data:`FACES`; names may be dev-only faces)
     loads and is the expected family."""
-    for face in ({**FACES, **DEV_ONLY_FACES}[n] for n in (names or tuple(FACES))):
+    for face in (face_named(n) for n in (names or tuple(FACES))):
         for file in (face.regular, face.bold):
             if file is None:
                 continue

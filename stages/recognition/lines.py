@@ -86,7 +86,7 @@ class LineReader:
             first = results[i]
             if not isinstance(res, StageError) and not isinstance(first, StageError) and res.score > first.score:
                 results[i] = res
-        self._check_codes(results, crops[:n], [pages[pi] for pi, _, _ in owners])
+        self._check_codes(results, crops, read_from[:n])
         for (pi, box, vertical), res in zip(owners, results):
             lines = out[pi]
             if isinstance(res, StageError):
